@@ -1,0 +1,66 @@
+// The library entry point of the agent, apart from the command line (src/main.cc): options in,
+// a serving agent out. Tests and the CLI both go through here.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "rail/config.h"
+#include "rail/web.h"
+
+namespace rail {
+
+class CollectorSet;
+namespace sysfs {
+class RootedFilesystem;
+}
+class WebServer;
+
+struct AgentOptions {
+  WebOptions web;
+  std::string sysfs_root = "/sys";
+  std::string procfs_root = "/proc";
+  std::optional<std::string> config_file;
+  std::vector<std::string> collectors;  // enabled collector names
+  std::string device_include;           // regex on RDMA device names; empty: all
+  std::string device_exclude;           // regex on RDMA device names; empty: none
+};
+
+class AgentError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class Agent {
+ public:
+  // Validates options, loads the configuration and starts serving. Throws AgentError (or
+  // ConfigError / WebError, both runtime_error) with a one-line reason.
+  explicit Agent(const AgentOptions& options);
+  ~Agent();
+  Agent(const Agent&) = delete;
+  Agent& operator=(const Agent&) = delete;
+
+  std::vector<int> ListeningPorts() const;
+  std::shared_ptr<CollectorSet> collectors() const { return collectors_; }
+  std::string RenderLandingPage() const;
+
+ private:
+  AgentOptions options_;
+  AgentConfig config_;
+  std::unique_ptr<sysfs::RootedFilesystem> sys_;
+  std::unique_ptr<sysfs::RootedFilesystem> proc_;
+  std::unique_ptr<sysfs::RootedFilesystem> self_proc_;
+  std::shared_ptr<CollectorSet> collectors_;
+  std::unique_ptr<WebServer> web_;
+};
+
+// Builds the device filter of --collector.infiniband.device-include/-exclude. Throws AgentError
+// for an invalid regex or when both are given.
+std::function<bool(const std::string&)> MakeDeviceFilter(const std::string& include,
+                                                         const std::string& exclude);
+
+}  // namespace rail

@@ -1,0 +1,47 @@
+// A rail is an RDMA port that carries traffic (RoCE port with its netdev, or an IB port), or a
+// plain netdev named in the configuration (TCP rails of the lab). Discovery is pure: it works on
+// the structs the sysfs library read, never on files.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "rail/config.h"
+#include "rail/sysfs/infiniband.h"
+
+namespace rail {
+
+enum class RailSource { kConfigured, kDiscovered };
+
+struct Rail {
+  std::string name;
+  std::string device;        // RDMA device; empty for a netdev-only rail
+  unsigned port = 0;         // 0 for a netdev-only rail
+  std::string netdev;        // empty when none is known (IB port without IPoIB)
+  std::string link_layer;    // "Ethernet", "InfiniBand" or "" when unknown
+  std::string ipv4;          // from config, else the RoCE v2 IPv4-mapped GID on `netdev`
+  bool present = false;      // the configured device/port exists on this host
+  bool active = false;       // port ACTIVE and LinkUp (netdev-only rails: not known here)
+  std::optional<double> expected_rate_gbps;
+  TransportClass transport = TransportClass::kRdma;
+  RailSource source = RailSource::kDiscovered;
+};
+
+// Default name of a discovered rail: "<device>:<port>".
+std::string DefaultRailName(const std::string& device, unsigned port);
+
+// The netdev a RoCE port carries: the netdev most of its GIDs name, else the device's only
+// netdev, else the device's netdev at index port-1.
+std::string PortNetdev(const sysfs::InfinibandDevice& device, const sysfs::InfinibandPort& port);
+
+// The IPv4 address of the port's RoCE v2 IPv4-mapped GID on `netdev` (first one), or "".
+std::string PortIpv4(const sysfs::InfinibandPort& port, const std::string& netdev);
+
+// Configured rails first, in configuration order (also when their port is missing or down, so
+// a sick rail stays visible), then, if the configuration allows it, every active port that no
+// configured rail names, ordered by device and port.
+std::vector<Rail> DiscoverRails(const std::vector<sysfs::InfinibandDevice>& devices,
+                                const AgentConfig& config);
+
+}  // namespace rail

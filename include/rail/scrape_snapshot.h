@@ -1,0 +1,50 @@
+// What one scrape has read so far. Reads are lazy and happen once per scrape: the first
+// collector that needs the RDMA devices reads them (and is charged the time), the others reuse
+// them. Collectors never read files themselves.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "rail/config.h"
+#include "rail/rails.h"
+#include "rail/sysfs/filesystem.h"
+#include "rail/sysfs/infiniband.h"
+#include "rail/sysfs/netclass.h"
+#include "rail/sysfs/read_errors.h"
+
+namespace rail {
+
+struct SnapshotSources {
+  const sysfs::Filesystem* sys = nullptr;   // --path.sysfs
+  const sysfs::Filesystem* proc = nullptr;  // --path.procfs
+  const sysfs::Filesystem* self_proc = nullptr;  // the real /proc, for the agent's own figures
+  sysfs::InfinibandReadOptions infiniband;  // what of each device is read, and which devices
+  const AgentConfig* config = nullptr;
+};
+
+class ScrapeSnapshot {
+ public:
+  ScrapeSnapshot(const SnapshotSources& sources, sysfs::ReadErrors& errors)
+      : sources_(sources), errors_(errors) {}
+
+  const std::vector<sysfs::InfinibandDevice>& Devices();
+  const std::vector<Rail>& Rails();
+  const std::vector<sysfs::Bond>& Bonds();
+  // The netdevs the netclass collector reports: rails' and RDMA devices' netdevs, bonds and
+  // their slaves; every netdev but loopback when the host has no RDMA device at all.
+  const std::vector<sysfs::NetDevice>& NetDevices();
+
+  const SnapshotSources& sources() const { return sources_; }
+  sysfs::ReadErrors& errors() { return errors_; }
+
+ private:
+  const SnapshotSources& sources_;
+  sysfs::ReadErrors& errors_;
+  std::optional<std::vector<sysfs::InfinibandDevice>> devices_;
+  std::optional<std::vector<Rail>> rails_;
+  std::optional<std::vector<sysfs::Bond>> bonds_;
+  std::optional<std::vector<sysfs::NetDevice>> net_devices_;
+};
+
+}  // namespace rail

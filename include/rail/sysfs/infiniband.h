@@ -1,0 +1,98 @@
+// RDMA devices under <sysfs>/class/infiniband. Typed structs whose fields name their files;
+// `std::optional` where the kernel may not provide the file or the read failed.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "rail/sysfs/filesystem.h"
+#include "rail/sysfs/read_errors.h"
+#include "rail/sysfs/values.h"
+
+namespace rail::sysfs {
+
+// One PMA counter. Data counters are converted from 4-byte words to bytes here, so `value` is
+// always in the unit of the metric (bytes or packets or events).
+struct PortCounter {
+  std::uint64_t value = 0;
+  unsigned width_bits = 64;  // 4/8/16/32 for classic PMA counters, 64 for extended ones
+  bool saturated = false;    // pegged at 2^width-1: the real value is unknown and higher
+};
+
+// Description of a standard PMA counter file and its width in the classic PortCounters table.
+struct PmaCounterSpec {
+  const char* file;        // name under ports/<p>/counters/
+  unsigned width_bits;     // width without extended counters
+  bool extended_width;     // becomes 64 bits when the port has extended counters
+  std::uint64_t unit;      // multiplier to the exported unit (4 for data: 4-byte words)
+};
+// The standard counters/ files in a fixed order; hw_counters are read generically instead.
+const std::vector<PmaCounterSpec>& PmaCounterSpecs();
+
+struct GidEntry {
+  unsigned index = 0;                  // from the file name gids/<index>
+  Gid gid;                             // gids/<index>
+  std::optional<GidType> type;         // gid_attrs/types/<index>
+  std::optional<std::string> netdev;   // gid_attrs/ndevs/<index>
+};
+
+struct InfinibandPort {
+  unsigned number = 0;                      // ports/<number>
+  std::optional<NumberedState> state;       // ports/<n>/state
+  std::optional<NumberedState> phys_state;  // ports/<n>/phys_state
+  std::optional<PortRate> rate;             // ports/<n>/rate
+  std::optional<std::string> link_layer;    // ports/<n>/link_layer ("InfiniBand", "Ethernet")
+  std::optional<std::uint64_t> lid;         // ports/<n>/lid
+  std::optional<std::uint64_t> sm_lid;      // ports/<n>/sm_lid
+  bool has_extended_counters = false;       // counters/unicast_xmit_packets or counters_ext/ exists
+  // counters/<file> keyed by file name; missing files and "N/A (no PMA)" are absent.
+  std::map<std::string, PortCounter> counters;
+  // counters_ext/<file> (older drivers such as qib/hfi1 expose 64-bit data here), in bytes.
+  std::map<std::string, PortCounter> counters_ext;
+  // hw_counters/<file>: every file, whatever the vendor names them.
+  std::map<std::string, std::uint64_t> hw_counters;
+  std::vector<GidEntry> gids;  // non-empty slots of gids/, only when GIDs were requested
+
+  bool IsActive() const;     // state 4 (ACTIVE) and phys_state 5 (LinkUp)
+  bool IsEthernet() const;   // link_layer Ethernet: RoCE
+};
+
+struct InfinibandDevice {
+  std::string name;                          // class/infiniband/<name>
+  std::optional<std::string> node_guid;      // node_guid
+  std::optional<std::string> sys_image_guid; // sys_image_guid
+  std::optional<std::string> fw_ver;         // fw_ver
+  std::optional<std::string> board_id;       // board_id
+  std::optional<std::string> hca_type;       // hca_type
+  std::optional<std::string> node_type;      // node_type ("1: CA")
+  std::vector<std::string> netdevs;          // device/net/* (RoCE and IPoIB netdevs)
+  std::vector<InfinibandPort> ports;         // ports/*
+};
+
+struct InfinibandReadOptions {
+  bool counters = true;     // counters/ and counters_ext/
+  bool hw_counters = true;  // hw_counters/
+  bool gids = true;         // gids/ and gid_attrs/
+  // Decides, from the name alone, whether a device is read at all. Excluded devices get no read
+  // of any of their files: firmware on some restricted PFs logs an error for every read.
+  std::function<bool(const std::string&)> device_filter;
+};
+
+// Lists class/infiniband. A missing class directory is not an error: the host has no RDMA device.
+std::vector<std::string> ListInfinibandDevices(const Filesystem& sys, ReadErrors& errors);
+
+// Reads every device that passes the filter. Unreadable files are skipped and recorded.
+std::vector<InfinibandDevice> ReadInfiniband(const Filesystem& sys,
+                                             const InfinibandReadOptions& options,
+                                             ReadErrors& errors);
+
+// Reads one port's GID table (gids/, gid_attrs/types, gid_attrs/ndevs), skipping empty slots
+// without touching their attributes.
+std::vector<GidEntry> ReadGidTable(const Filesystem& sys, const std::string& device,
+                                   unsigned port, ReadErrors& errors);
+
+}  // namespace rail::sysfs

@@ -1,0 +1,57 @@
+// The agent's own figures: build, how many RDMA devices it sees, and the standard process_*
+// metrics (CPU and memory matter: the agent lives on production GPU nodes).
+#include "collectors/families.h"
+#include "collectors/registry.h"
+#include "rail/build_info.h"
+#include "rail/sysfs/process.h"
+
+namespace rail {
+namespace {
+
+class ExporterCollector final : public Collector {
+ public:
+  std::string Name() const override { return "exporter"; }
+
+  void Collect(ScrapeSnapshot& snapshot, std::vector<prometheus::MetricFamily>& out) override {
+    const BuildInfo& build = GetBuildInfo();
+    detail::Gauge("rail_exporter_build_info",
+                  "Build of rail_exporter (version, revision, compiler, UCX version); value 1.")
+        .Add({{"version", build.version},
+              {"revision", build.revision},
+              {"compiler", build.compiler},
+              {"ucx_version", build.ucx_version}},
+             1)
+        .MoveTo(out);
+    detail::Gauge("rail_exporter_rdma_devices",
+                  "RDMA devices found under class/infiniband that pass the device filter.")
+        .Add({}, static_cast<double>(snapshot.Devices().size()))
+        .MoveTo(out);
+
+    if (snapshot.sources().self_proc == nullptr) return;
+    const auto stats = sysfs::ReadProcessStats(*snapshot.sources().self_proc);
+    auto gauge = [&out](const char* name, const char* help, auto value) {
+      if (value) detail::Gauge(name, help).Add({}, static_cast<double>(*value)).MoveTo(out);
+    };
+    if (stats.cpu_seconds) {
+      detail::Counter("process_cpu_seconds_total", "Total user and system CPU time in seconds.")
+          .Add({}, *stats.cpu_seconds)
+          .MoveTo(out);
+    }
+    gauge("process_resident_memory_bytes", "Resident memory size in bytes.", stats.resident_bytes);
+    gauge("process_resident_memory_max_bytes", "Peak resident memory size (VmHWM) in bytes.",
+          stats.peak_resident_bytes);
+    gauge("process_virtual_memory_bytes", "Virtual memory size in bytes.", stats.virtual_bytes);
+    gauge("process_start_time_seconds", "Start time of the process since the epoch in seconds.",
+          stats.start_time_seconds);
+    gauge("process_open_fds", "Number of open file descriptors.", stats.open_fds);
+    gauge("process_max_fds", "Maximum number of open file descriptors.", stats.max_fds);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Collector> MakeExporterCollector() {
+  return std::make_unique<ExporterCollector>();
+}
+
+}  // namespace rail

@@ -1,0 +1,45 @@
+// GID tables: which GIDs exist, their RoCE type, netdev and IPv4 address. Empty (all-zero)
+// slots are not published.
+#include "collectors/families.h"
+#include "collectors/registry.h"
+
+namespace rail {
+namespace {
+
+class GidCollector final : public Collector {
+ public:
+  std::string Name() const override { return "gid"; }
+
+  void Collect(ScrapeSnapshot& snapshot, std::vector<prometheus::MetricFamily>& out) override {
+    auto info = detail::Gauge(
+        "rail_gid_info",
+        "Non-empty GID table entry (ports/<p>/gids/<index>, gid_attrs/types, gid_attrs/ndevs); "
+        "value 1.");
+    auto count = detail::Gauge("rail_gid_entries", "Number of non-empty GID table entries.");
+    for (const auto& device : snapshot.Devices()) {
+      for (const auto& port : device.ports) {
+        const std::string port_label = std::to_string(port.number);
+        for (const auto& entry : port.gids) {
+          info.Add({{"device", device.name},
+                    {"port", port_label},
+                    {"index", std::to_string(entry.index)},
+                    {"gid", entry.gid.ToString()},
+                    {"type", entry.type ? sysfs::GidTypeLabel(*entry.type) : ""},
+                    {"netdev", entry.netdev.value_or("")},
+                    {"ipv4", entry.gid.Ipv4().value_or("")}},
+                   1);
+        }
+        count.Add({{"device", device.name}, {"port", port_label}},
+                  static_cast<double>(port.gids.size()));
+      }
+    }
+    info.MoveTo(out);
+    count.MoveTo(out);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Collector> MakeGidCollector() { return std::make_unique<GidCollector>(); }
+
+}  // namespace rail

@@ -1,0 +1,183 @@
+// RDMA devices and ports: identity, state, rate, PMA counters (bytes, packets, errors),
+// saturation of narrow PMA counters, and every vendor hw counter.
+#include <map>
+
+#include "collectors/families.h"
+#include "collectors/registry.h"
+#include "rail/collector.h"
+
+namespace rail {
+namespace {
+
+using detail::Counter;
+using detail::FamilyBuilder;
+using detail::Gauge;
+using detail::Labels;
+
+struct CounterMetric {
+  const char* file;  // ports/<p>/counters/<file>
+  const char* metric;
+  const char* help;
+};
+
+// Metric names follow the exporter's units: data counters are already converted to bytes.
+constexpr CounterMetric kCounterMetrics[] = {
+    {"port_xmit_data", "rail_port_transmit_bytes_total",
+     "Bytes transmitted by the port (counters/port_xmit_data x 4, or counters_ext)."},
+    {"port_rcv_data", "rail_port_receive_bytes_total",
+     "Bytes received by the port (counters/port_rcv_data x 4, or counters_ext)."},
+    {"port_xmit_packets", "rail_port_transmit_packets_total", "Packets transmitted by the port."},
+    {"port_rcv_packets", "rail_port_receive_packets_total", "Packets received by the port."},
+    {"unicast_xmit_packets", "rail_port_unicast_transmit_packets_total",
+     "Unicast packets transmitted by the port."},
+    {"unicast_rcv_packets", "rail_port_unicast_receive_packets_total",
+     "Unicast packets received by the port."},
+    {"multicast_xmit_packets", "rail_port_multicast_transmit_packets_total",
+     "Multicast packets transmitted by the port."},
+    {"multicast_rcv_packets", "rail_port_multicast_receive_packets_total",
+     "Multicast packets received by the port."},
+    {"symbol_error", "rail_port_symbol_errors_total", "Minor link errors detected on the port."},
+    {"link_error_recovery", "rail_port_link_error_recoveries_total",
+     "Link error recovery procedures completed by the port."},
+    {"link_downed", "rail_port_link_downed_total",
+     "Times the link failed to recover and went down."},
+    {"port_rcv_errors", "rail_port_receive_errors_total", "Received packets containing an error."},
+    {"port_rcv_remote_physical_errors", "rail_port_receive_remote_physical_errors_total",
+     "Received packets marked with the EBP delimiter."},
+    {"port_rcv_switch_relay_errors", "rail_port_receive_switch_relay_errors_total",
+     "Received packets discarded because they could not be forwarded."},
+    {"port_rcv_discards", "rail_port_receive_discards_total", "Received packets discarded."},
+    {"port_xmit_discards", "rail_port_transmit_discards_total",
+     "Outbound packets discarded because the port was down or congested."},
+    {"port_xmit_constraint_errors", "rail_port_transmit_constraint_errors_total",
+     "Packets not transmitted because of outbound raw filtering."},
+    {"port_rcv_constraint_errors", "rail_port_receive_constraint_errors_total",
+     "Packets discarded because of inbound raw filtering."},
+    {"local_link_integrity_errors", "rail_port_local_link_integrity_errors_total",
+     "Times local physical errors exceeded the threshold."},
+    {"excessive_buffer_overrun_errors", "rail_port_excessive_buffer_overrun_errors_total",
+     "Consecutive flow-control update periods with buffer overrun."},
+    {"VL15_dropped", "rail_port_vl15_dropped_total", "Incoming VL15 packets dropped."},
+    {"port_xmit_wait", "rail_port_transmit_wait_ticks_total",
+     "Ticks during which the port had data to send but no flow-control credits."},
+};
+
+// counters_ext/ of older drivers (qib, hfi1) holds 64-bit data counters that supersede the
+// 32-bit ones in counters/.
+const std::map<std::string, std::string> kExtendedReplacement = {
+    {"port_xmit_data", "port_xmit_data_64"},
+    {"port_rcv_data", "port_rcv_data_64"},
+    {"port_xmit_packets", "port_xmit_packets_64"},
+    {"port_rcv_packets", "port_rcv_packets_64"},
+    {"unicast_xmit_packets", "port_unicast_xmit_packets"},
+    {"unicast_rcv_packets", "port_unicast_rcv_packets"},
+    {"multicast_xmit_packets", "port_multicast_xmit_packets"},
+    {"multicast_rcv_packets", "port_multicast_rcv_packets"},
+};
+
+// hw_counters that are settings rather than event counts.
+bool IsHwSetting(const std::string& name) { return name == "lifespan"; }
+
+const sysfs::PortCounter* BestCounter(const sysfs::InfinibandPort& port, const std::string& file) {
+  const auto classic = port.counters.find(file);
+  const bool classic_is_wide = classic != port.counters.end() && classic->second.width_bits >= 64;
+  if (!classic_is_wide) {
+    if (const auto ext_name = kExtendedReplacement.find(file);
+        ext_name != kExtendedReplacement.end()) {
+      if (const auto ext = port.counters_ext.find(ext_name->second);
+          ext != port.counters_ext.end()) {
+        return &ext->second;
+      }
+    }
+  }
+  return classic == port.counters.end() ? nullptr : &classic->second;
+}
+
+class InfinibandCollector final : public Collector {
+ public:
+  std::string Name() const override { return "infiniband"; }
+
+  void Collect(ScrapeSnapshot& snapshot, std::vector<prometheus::MetricFamily>& out) override {
+    auto device_info = Gauge("rail_infiniband_device_info",
+                             "RDMA device identity from class/infiniband/<device>; value 1.");
+    auto port_info = Gauge("rail_port_info",
+                           "RDMA port facts (link layer, width, LIDs); value 1.");
+    auto state = Gauge("rail_port_state_id",
+                       "Logical port state (ports/<p>/state): 1 DOWN, 2 INIT, 3 ARMED, 4 ACTIVE.");
+    auto phys_state = Gauge("rail_port_physical_state_id",
+                            "Physical port state (ports/<p>/phys_state): 5 LinkUp, 3 Disabled.");
+    auto active = Gauge("rail_port_active", "1 when the port is ACTIVE and LinkUp, else 0.");
+    auto rate = Gauge("rail_port_rate_bytes_per_second",
+                      "Port signalling rate (ports/<p>/rate) in bytes per second.");
+    auto saturated =
+        Gauge("rail_port_counter_saturated",
+              "1 when a PMA counter pegged at its maximum (it stops instead of wrapping), else 0.");
+    auto hw = Counter("rail_port_hw_counter_total",
+                      "Vendor hardware counter (ports/<p>/hw_counters/<counter>).");
+    auto other = Counter("rail_port_counter_total",
+                         "PMA counter without a dedicated metric (ports/<p>/counters/<counter>).");
+    std::map<std::string, FamilyBuilder> counters;
+    for (const auto& spec : kCounterMetrics) {
+      counters.emplace(spec.file, Counter(spec.metric, spec.help));
+    }
+
+    for (const auto& device : snapshot.Devices()) {
+      device_info.Add({{"device", device.name},
+                       {"board_id", device.board_id.value_or("")},
+                       {"fw_ver", device.fw_ver.value_or("")},
+                       {"hca_type", device.hca_type.value_or("")},
+                       {"node_guid", device.node_guid.value_or("")},
+                       {"sys_image_guid", device.sys_image_guid.value_or("")},
+                       {"node_type", device.node_type.value_or("")}},
+                      1);
+      for (const auto& port : device.ports) {
+        const Labels id = {{"device", device.name}, {"port", std::to_string(port.number)}};
+        auto with = [&id](const char* name, std::string value) {
+          Labels labels = id;
+          labels.push_back({name, std::move(value)});
+          return labels;
+        };
+        Labels info = id;
+        info.push_back({"link_layer", port.link_layer.value_or("")});
+        info.push_back({"width", port.rate ? port.rate->width_and_speed : ""});
+        info.push_back({"lid", port.lid ? std::to_string(*port.lid) : ""});
+        info.push_back({"sm_lid", port.sm_lid ? std::to_string(*port.sm_lid) : ""});
+        port_info.Add(std::move(info), 1);
+        if (port.state) state.Add(id, port.state->id);
+        if (port.phys_state) phys_state.Add(id, port.phys_state->id);
+        active.Add(id, port.IsActive() ? 1 : 0);
+        if (port.rate) rate.Add(id, port.rate->BytesPerSecond());
+
+        for (const auto& [file, counter] : port.counters) {
+          const auto* best = BestCounter(port, file);
+          if (auto named = counters.find(file); named != counters.end()) {
+            named->second.Add(id, static_cast<double>(best->value));
+          } else {
+            other.Add(with("counter", file), static_cast<double>(counter.value));
+          }
+          if (best->width_bits < 64) {
+            saturated.Add(with("counter", file), best->saturated ? 1 : 0);
+          }
+        }
+        for (const auto& [name, value] : port.hw_counters) {
+          if (!IsHwSetting(name)) hw.Add(with("counter", name), static_cast<double>(value));
+        }
+      }
+    }
+    for (auto* family : {&device_info, &port_info, &state, &phys_state, &active, &rate}) {
+      family->MoveTo(out);
+    }
+    for (const auto& spec : kCounterMetrics) counters.at(spec.file).MoveTo(out);
+    other.MoveTo(out);
+    saturated.MoveTo(out);
+    hw.MoveTo(out);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Collector> MakeInfinibandCollector() {
+  return std::make_unique<InfinibandCollector>();
+}
+
+}  // namespace rail

@@ -1,0 +1,31 @@
+#include "collectors/registry.h"
+
+#include <functional>
+#include <map>
+
+namespace rail {
+
+const std::vector<CollectorInfo>& KnownCollectors() {
+  static const std::vector<CollectorInfo> kCollectors = {
+      {"infiniband", "RDMA devices and ports: state, rate, PMA and hw counters", true},
+      {"gid", "RDMA ports' GID tables: GID, RoCE type, netdev, IPv4", true},
+      {"rails", "The rails (RDMA ports or configured netdevs) and their identity", true},
+      {"netclass", "The rails' netdevs, bonds and bond slaves: state, MTU, speed, statistics",
+       true},
+      {"bonding", "Bonds: mode, slaves, slave state and link failures", true},
+      {"exporter", "The agent itself: build, RDMA device count, process figures", true},
+  };
+  return kCollectors;
+}
+
+std::unique_ptr<Collector> MakeCollector(const std::string& name) {
+  static const std::map<std::string, std::function<std::unique_ptr<Collector>()>> kFactories = {
+      {"infiniband", MakeInfinibandCollector}, {"gid", MakeGidCollector},
+      {"rails", MakeRailsCollector},           {"netclass", MakeNetclassCollector},
+      {"bonding", MakeBondingCollector},       {"exporter", MakeExporterCollector},
+  };
+  const auto factory = kFactories.find(name);
+  return factory == kFactories.end() ? nullptr : factory->second();
+}
+
+}  // namespace rail

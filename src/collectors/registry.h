@@ -1,0 +1,18 @@
+// The collectors compiled into the agent. Listed explicitly (no static self-registration,
+// which a static library would silently drop).
+#pragma once
+
+#include <memory>
+
+#include "rail/collector.h"
+
+namespace rail {
+
+std::unique_ptr<Collector> MakeInfinibandCollector();
+std::unique_ptr<Collector> MakeGidCollector();
+std::unique_ptr<Collector> MakeRailsCollector();
+std::unique_ptr<Collector> MakeNetclassCollector();
+std::unique_ptr<Collector> MakeBondingCollector();
+std::unique_ptr<Collector> MakeExporterCollector();
+
+}  // namespace rail

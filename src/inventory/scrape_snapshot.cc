@@ -1,0 +1,51 @@
+#include "rail/scrape_snapshot.h"
+
+#include <set>
+
+namespace rail {
+
+const std::vector<sysfs::InfinibandDevice>& ScrapeSnapshot::Devices() {
+  if (!devices_) devices_ = sysfs::ReadInfiniband(*sources_.sys, sources_.infiniband, errors_);
+  return *devices_;
+}
+
+const std::vector<Rail>& ScrapeSnapshot::Rails() {
+  if (!rails_) {
+    static const AgentConfig kNoConfig;
+    rails_ = DiscoverRails(Devices(), sources_.config ? *sources_.config : kNoConfig);
+  }
+  return *rails_;
+}
+
+const std::vector<sysfs::Bond>& ScrapeSnapshot::Bonds() {
+  if (!bonds_) bonds_ = sysfs::ReadBonds(*sources_.sys, *sources_.proc, errors_);
+  return *bonds_;
+}
+
+const std::vector<sysfs::NetDevice>& ScrapeSnapshot::NetDevices() {
+  if (net_devices_) return *net_devices_;
+  std::set<std::string> names;
+  for (const auto& rail : Rails()) {
+    if (!rail.netdev.empty()) names.insert(rail.netdev);
+  }
+  for (const auto& device : Devices()) names.insert(device.netdevs.begin(), device.netdevs.end());
+  for (const auto& bond : Bonds()) {
+    names.insert(bond.name);
+    for (const auto& slave : bond.slaves) names.insert(slave.name);
+  }
+  if (Devices().empty()) {
+    // Without RDMA hardware the host inventory is still useful: every netdev but loopback.
+    for (auto& name : sysfs::ListNetDevices(*sources_.sys, errors_)) {
+      if (name != "lo") names.insert(std::move(name));
+    }
+  }
+  net_devices_.emplace();
+  for (const auto& name : names) {
+    if (auto device = sysfs::ReadNetDevice(*sources_.sys, name, errors_)) {
+      net_devices_->push_back(std::move(*device));
+    }
+  }
+  return *net_devices_;
+}
+
+}  // namespace rail
