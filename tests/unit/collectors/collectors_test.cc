@@ -1,0 +1,176 @@
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cerrno>
+
+#include "rail/collector_set.h"
+#include "rail/sysfs/filesystem.h"
+#include "support/fake_filesystem.h"
+#include "support/scrape.h"
+
+namespace rail {
+namespace {
+
+using test::Sample;
+using test::SampleCount;
+
+const std::string kFixtures = RAIL_FIXTURES;
+
+struct Scraper {
+  explicit Scraper(const sysfs::Filesystem& sys, const sysfs::Filesystem& proc,
+                   std::vector<std::string> collectors = test::AllCollectorNames(),
+                   AgentConfig agent_config = {})
+      : config(std::move(agent_config)) {
+    sources.sys = &sys;
+    sources.proc = &proc;
+    sources.config = &config;
+    sources.infiniband.device_filter = filter;
+    set = std::make_unique<CollectorSet>(sources, collectors);
+  }
+  std::vector<prometheus::MetricFamily> Scrape() { return set->Collect(); }
+
+  AgentConfig config;
+  std::function<bool(const std::string&)> filter;
+  SnapshotSources sources;
+  std::unique_ptr<CollectorSet> set;
+};
+
+TEST(CollectorsTest, SparkPortCountersInBytesAndRate) {
+  sysfs::RootedFilesystem sys(kFixtures + "/spark-dual-rail/sys");
+  sysfs::RootedFilesystem proc(kFixtures + "/spark-dual-rail/proc");
+  Scraper scraper(sys, proc);
+  const auto families = scraper.Scrape();
+  EXPECT_EQ(Sample(families, "rail_port_transmit_bytes_total",
+                   {{"device", "rocep1s0f0"}, {"port", "1"}}),
+            1193298274412.0);
+  EXPECT_EQ(Sample(families, "rail_port_transmit_bytes_total",
+                   {{"device", "rocep1s0f1"}, {"port", "1"}}),
+            419917778456.0);
+  EXPECT_EQ(Sample(families, "rail_port_rate_bytes_per_second", {{"device", "rocep1s0f0"}}),
+            12.5e9);
+  EXPECT_EQ(Sample(families, "rail_port_state_id", {{"device", "rocep1s0f0"}}), 4);
+  EXPECT_EQ(Sample(families, "rail_port_physical_state_id", {{"device", "rocep1s0f0"}}), 5);
+  EXPECT_EQ(Sample(families, "rail_infiniband_device_info",
+                   {{"device", "rocep1s0f0"}, {"fw_ver", "28.45.4028"}, {"hca_type", "MT4129"}}),
+            1);
+  EXPECT_TRUE(Sample(families, "rail_port_hw_counter_total",
+                     {{"device", "rocep1s0f0"}, {"counter", "np_cnp_sent"}}));
+  EXPECT_FALSE(Sample(families, "rail_port_hw_counter_total", {{"counter", "lifespan"}}))
+      << "lifespan is a setting, not a counter";
+  EXPECT_EQ(Sample(families, "rail_exporter_scrape_collector_success", {{"collector", "gid"}}), 1);
+  EXPECT_EQ(Sample(families, "rail_exporter_rdma_devices"), 4);
+}
+
+TEST(CollectorsTest, SparkGidsRailsAndNetdevs) {
+  sysfs::RootedFilesystem sys(kFixtures + "/spark-dual-rail/sys");
+  sysfs::RootedFilesystem proc(kFixtures + "/spark-dual-rail/proc");
+  Scraper scraper(sys, proc);
+  const auto families = scraper.Scrape();
+  EXPECT_EQ(Sample(families, "rail_gid_info",
+                   {{"device", "rocep1s0f0"}, {"type", "RoCE v2"}, {"ipv4", "192.168.100.11"},
+                    {"netdev", "enp1s0f0np0"}}),
+            1);
+  EXPECT_EQ(Sample(families, "rail_gid_entries", {{"device", "rocep1s0f0"}}), 4)
+      << "empty all-zero slots are not entries";
+  EXPECT_EQ(Sample(families, "rail_info",
+                   {{"rail", "rocep1s0f1:1"}, {"netdev", "enp1s0f1np1"},
+                    {"ipv4", "192.168.200.11"}, {"link_layer", "Ethernet"}}),
+            1);
+  EXPECT_EQ(Sample(families, "rail_rails"), 4);
+  EXPECT_EQ(Sample(families, "rail_netdev_mtu_bytes", {{"netdev", "enp1s0f0np0"}}), 9000);
+  EXPECT_EQ(Sample(families, "rail_netdev_speed_bytes_per_second", {{"netdev", "enp1s0f0np0"}}),
+            12.5e9);
+  EXPECT_FALSE(Sample(families, "rail_netdev_mtu_bytes", {{"netdev", "enP7s7"}}))
+      << "the management NIC is neither a rail nor an RDMA netdev";
+}
+
+TEST(CollectorsTest, BondedRoceBondAndSlaves) {
+  sysfs::RootedFilesystem sys(kFixtures + "/bonded-roce/sys");
+  sysfs::RootedFilesystem proc(kFixtures + "/bonded-roce/proc");
+  Scraper scraper(sys, proc);
+  const auto families = scraper.Scrape();
+  EXPECT_EQ(Sample(families, "rail_bond_slaves", {{"bond", "bond0"}}), 2);
+  EXPECT_EQ(Sample(families, "rail_bond_active_slaves", {{"bond", "bond0"}}), 2);
+  EXPECT_EQ(SampleCount(families, "rail_bond_slave_up"), 2u);
+  EXPECT_TRUE(Sample(families, "rail_netdev_mtu_bytes", {{"netdev", "bond0"}}));
+  EXPECT_TRUE(Sample(families, "rail_gid_info", {{"netdev", "bond0"}}))
+      << "GIDs re-pointed at the bond are published as they are";
+}
+
+TEST(CollectorsTest, QuirksSaturatedCounterIsFlagged) {
+  sysfs::RootedFilesystem sys(kFixtures + "/quirks/sys");
+  sysfs::RootedFilesystem proc(kFixtures + "/quirks/proc");
+  Scraper scraper(sys, proc);
+  const auto families = scraper.Scrape();
+  double saturated = 0;
+  for (const auto& family : families) {
+    if (family.name != "rail_port_counter_saturated") continue;
+    for (const auto& metric : family.metric) saturated += metric.gauge.value;
+  }
+  EXPECT_GE(saturated, 1) << "the quirks tree holds pegged PMA counters";
+}
+
+TEST(CollectorsTest, ExcludedDeviceIsNeverRead) {
+  test::FakeFilesystem sys(kFixtures + "/spark-dual-rail/sys");
+  sysfs::RootedFilesystem proc(kFixtures + "/spark-dual-rail/proc");
+  Scraper scraper(sys, proc);
+  scraper.sources.infiniband.device_filter = [](const std::string& device) {
+    return device != "rocep1s0f1";
+  };
+  scraper.set = std::make_unique<CollectorSet>(scraper.sources, test::AllCollectorNames());
+  const auto families = scraper.Scrape();
+  EXPECT_FALSE(sys.WasAccessedUnder("class/infiniband/rocep1s0f1"));
+  EXPECT_TRUE(sys.WasAccessedUnder("class/infiniband/rocep1s0f0"));
+  EXPECT_FALSE(Sample(families, "rail_port_state_id", {{"device", "rocep1s0f1"}}));
+  EXPECT_EQ(Sample(families, "rail_exporter_rdma_devices"), 3);
+}
+
+TEST(CollectorsTest, DisabledCollectorsPreventReads) {
+  test::FakeFilesystem sys(kFixtures + "/spark-dual-rail/sys");
+  sysfs::RootedFilesystem proc(kFixtures + "/spark-dual-rail/proc");
+  Scraper scraper(sys, proc, {"infiniband"});
+  scraper.sources.infiniband.gids = false;
+  scraper.set = std::make_unique<CollectorSet>(scraper.sources, std::vector<std::string>{"infiniband"});
+  const auto families = scraper.Scrape();
+  EXPECT_FALSE(sys.WasAccessedUnder("class/infiniband/rocep1s0f0/ports/1/gids"));
+  EXPECT_FALSE(sys.WasAccessedUnder("class/net/enp1s0f0np0"));
+  EXPECT_EQ(SampleCount(families, "rail_gid_info"), 0u);
+  EXPECT_EQ(SampleCount(families, "rail_info"), 0u);
+  EXPECT_FALSE(Sample(families, "rail_exporter_scrape_collector_success", {{"collector", "gid"}}));
+}
+
+TEST(CollectorsTest, UnreadableFileIsCountedAndTheRestIsServed) {
+  test::FakeFilesystem sys(kFixtures + "/spark-dual-rail/sys");
+  sys.FailRead("class/infiniband/rocep1s0f0/ports/1/counters/symbol_error", EIO);
+  sys.FailRead("class/infiniband/rocep1s0f0/ports/1/hw_counters/out_of_buffer", EACCES);
+  sysfs::RootedFilesystem proc(kFixtures + "/spark-dual-rail/proc");
+  Scraper scraper(sys, proc);
+  auto families = scraper.Scrape();
+  EXPECT_EQ(Sample(families, "rail_exporter_read_errors_total", {{"reason", "io_error"}}), 1);
+  EXPECT_EQ(Sample(families, "rail_exporter_read_errors_total", {{"reason", "permission_denied"}}),
+            1);
+  EXPECT_FALSE(Sample(families, "rail_port_symbol_errors_total", {{"device", "rocep1s0f0"}}));
+  EXPECT_EQ(Sample(families, "rail_port_transmit_bytes_total", {{"device", "rocep1s0f0"}}),
+            1193298274412.0);
+  EXPECT_EQ(Sample(families, "rail_exporter_scrape_collector_success",
+                   {{"collector", "infiniband"}}),
+            1);
+  // The counter of skipped reads accumulates across scrapes.
+  families = scraper.Scrape();
+  EXPECT_EQ(Sample(families, "rail_exporter_read_errors_total", {{"reason", "io_error"}}), 2);
+}
+
+TEST(CollectorsTest, HostWithoutRdmaServesNetdevInventory) {
+  test::FakeFilesystem sys(kFixtures + "/spark-dual-rail/sys");
+  sys.Remove("class/infiniband");
+  sysfs::RootedFilesystem proc(kFixtures + "/spark-dual-rail/proc");
+  Scraper scraper(sys, proc);
+  const auto families = scraper.Scrape();
+  EXPECT_EQ(Sample(families, "rail_exporter_rdma_devices"), 0);
+  EXPECT_EQ(Sample(families, "rail_netdev_mtu_bytes", {{"netdev", "enP7s7"}}), 1500);
+  EXPECT_FALSE(Sample(families, "rail_netdev_mtu_bytes", {{"netdev", "lo"}}));
+  EXPECT_EQ(Sample(families, "rail_rails"), 0);
+}
+
+}  // namespace
+}  // namespace rail

@@ -1,0 +1,64 @@
+// The whole scrape of the spark fixture, byte for byte, against tests/golden/. Set
+// RAIL_UPDATE_GOLDEN=1 to rewrite the golden file after an intended change, then review the diff.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "rail/sysfs/filesystem.h"
+#include "support/scrape.h"
+
+namespace rail {
+namespace {
+
+const std::string kFixtures = RAIL_FIXTURES;
+
+// Collector durations change from run to run; everything else in the scrape is deterministic.
+std::string MaskDurations(const std::string& text) {
+  static const std::regex kDuration(
+      R"(^(rail_exporter_scrape_collector_duration_seconds\{[^}]*\}) .*$)",
+      std::regex::multiline);
+  return std::regex_replace(text, kDuration, "$1 <duration>");
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream file(path);
+  std::ostringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+void ExpectGolden(const std::string& tree, const std::string& golden_name) {
+  sysfs::RootedFilesystem sys(kFixtures + "/" + tree + "/sys");
+  sysfs::RootedFilesystem proc(kFixtures + "/" + tree + "/proc");
+  AgentConfig config;
+  SnapshotSources sources;
+  sources.sys = &sys;
+  sources.proc = &proc;
+  sources.config = &config;
+  // The exporter collector reports this process (RSS, CPU, revision): not reproducible.
+  std::vector<std::string> collectors;
+  for (const auto& name : test::AllCollectorNames()) {
+    if (name != "exporter") collectors.push_back(name);
+  }
+  CollectorSet set(sources, collectors);
+  const std::string actual = MaskDurations(test::Serialize(set.Collect()));
+
+  const std::string golden_path = kFixtures + "/../golden/" + golden_name;
+  if (std::getenv("RAIL_UPDATE_GOLDEN") != nullptr) {
+    std::ofstream(golden_path) << actual;
+    GTEST_SKIP() << "rewrote " << golden_path;
+  }
+  const std::string expected = ReadFile(golden_path);
+  ASSERT_FALSE(expected.empty()) << golden_path << " is missing; run with RAIL_UPDATE_GOLDEN=1";
+  EXPECT_EQ(actual, expected) << "scrape of " << tree << " differs from " << golden_path;
+}
+
+TEST(GoldenTest, SparkDualRailScrape) { ExpectGolden("spark-dual-rail", "spark-dual-rail.prom"); }
+
+TEST(GoldenTest, BondedRoceScrape) { ExpectGolden("bonded-roce", "bonded-roce.prom"); }
+
+}  // namespace
+}  // namespace rail

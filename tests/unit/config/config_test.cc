@@ -1,0 +1,105 @@
+#include "rail/config.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+
+namespace rail {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string ErrorOf(const std::string& yaml) {
+  try {
+    ParseConfig(yaml, "test.yaml");
+  } catch (const ConfigError& error) {
+    return error.what();
+  }
+  return "";
+}
+
+TEST(ConfigTest, EmptyDocumentIsEmptyConfigurationThatDiscovers) {
+  const auto config = ParseConfig("", "test.yaml");
+  EXPECT_TRUE(config.rails.empty());
+  EXPECT_TRUE(config.DiscoverUnlisted());
+}
+
+TEST(ConfigTest, ParsesRails) {
+  const auto config = ParseConfig(R"(
+rails:
+  - name: rail0
+    device: rocep1s0f0
+    port: 1
+    expected_rate_gbps: 100
+  - name: lab1
+    netdev: ra1
+    ipv4: 10.201.0.1
+    transport: tcp
+)",
+                                  "test.yaml");
+  ASSERT_EQ(config.rails.size(), 2u);
+  EXPECT_EQ(config.rails[0].name, "rail0");
+  EXPECT_EQ(config.rails[0].device, "rocep1s0f0");
+  EXPECT_EQ(config.rails[0].port, 1u);
+  EXPECT_DOUBLE_EQ(*config.rails[0].expected_rate_gbps, 100.0);
+  EXPECT_FALSE(config.rails[0].transport.has_value());
+  EXPECT_EQ(config.rails[1].netdev, "ra1");
+  EXPECT_EQ(config.rails[1].ipv4, "10.201.0.1");
+  EXPECT_EQ(config.rails[1].transport, TransportClass::kTcp);
+  // Listing rails switches discovery of the others off unless asked for.
+  EXPECT_FALSE(config.DiscoverUnlisted());
+}
+
+TEST(ConfigTest, DiscoverRailsOverridesDefault) {
+  const auto config = ParseConfig("discover_rails: true\nrails:\n  - {name: a, device: d}\n",
+                                  "test.yaml");
+  EXPECT_TRUE(config.DiscoverUnlisted());
+}
+
+TEST(ConfigTest, ErrorsNameTheOffendingKey) {
+  EXPECT_THAT(ErrorOf("rails:\n  - {name: a, device: d, prot: 1}\n"),
+              HasSubstr("test.yaml: rails[0].prot: unknown key"));
+  EXPECT_THAT(ErrorOf("rails:\n  - {name: a, device: d, port: one}\n"),
+              HasSubstr("rails[0].port: expected a port number"));
+  EXPECT_THAT(ErrorOf("rails:\n  - {name: a, device: d, port: 0}\n"),
+              HasSubstr("rails[0].port: must be between 1 and 255"));
+  EXPECT_THAT(ErrorOf("rails:\n  - {device: d}\n"), HasSubstr("rails[0].name: missing"));
+  EXPECT_THAT(ErrorOf("rails:\n  - {name: a}\n"), HasSubstr("rails[0]: needs a device"));
+  EXPECT_THAT(ErrorOf("rails:\n  - {name: a, device: d}\n  - {name: a, device: e}\n"),
+              HasSubstr("rails[1].name: duplicate rail name 'a'"));
+  EXPECT_THAT(ErrorOf("rails:\n  - {name: a, device: d, transport: udp}\n"),
+              HasSubstr("rails[0].transport: expected rdma or tcp, got 'udp'"));
+  EXPECT_THAT(ErrorOf("rails:\n  - {name: a, device: d, expected_rate_gbps: -5}\n"),
+              HasSubstr("rails[0].expected_rate_gbps: must be positive"));
+  EXPECT_THAT(ErrorOf("rails: {name: a}\n"), HasSubstr("rails: expected a list"));
+  EXPECT_THAT(ErrorOf("railz: []\n"), HasSubstr("railz: unknown key"));
+  EXPECT_THAT(ErrorOf("discover_rails: maybe\n"), HasSubstr("discover_rails: expected true"));
+  EXPECT_THAT(ErrorOf("rails: [\n"), HasSubstr("test.yaml: not valid YAML"));
+  EXPECT_THAT(ErrorOf("- just\n- a list\n"), HasSubstr("(top level): expected a mapping"));
+}
+
+TEST(ConfigTest, UnreadableFileNamesTheFile) {
+  try {
+    LoadConfigFile("/nonexistent/rail.yaml");
+    FAIL() << "expected ConfigError";
+  } catch (const ConfigError& error) {
+    EXPECT_THAT(error.what(), HasSubstr("/nonexistent/rail.yaml: cannot be read"));
+  }
+}
+
+TEST(ConfigTest, LoadsFile) {
+  const std::string path = ::testing::TempDir() + "/rail_config_test.yaml";
+  {
+    std::ofstream file(path);
+    file << "rails:\n  - name: r\n    device: mlx5_0\n";
+  }
+  const auto config = LoadConfigFile(path);
+  std::remove(path.c_str());
+  ASSERT_EQ(config.rails.size(), 1u);
+  EXPECT_EQ(config.rails[0].device, "mlx5_0");
+}
+
+}  // namespace
+}  // namespace rail
