@@ -1,0 +1,66 @@
+#include "rail/sysfs/netclass.h"
+
+#include <utility>
+
+#include "rail/sysfs/values.h"
+#include "sysfs/read_file.h"
+
+namespace rail::sysfs {
+namespace {
+
+using detail::JoinPath;
+using detail::Presence;
+
+constexpr std::string_view kClassDir = "class/net";
+
+std::optional<bool> ParseCarrier(std::string_view text) {
+  auto value = ParseUnsigned(text);
+  if (!value || *value > 1) return std::nullopt;
+  return *value == 1;
+}
+
+}  // namespace
+
+std::vector<std::string> ListNetDevices(const Filesystem& sys, ReadErrors& errors) {
+  std::vector<std::string> devices;
+  const std::string class_dir(kClassDir);
+  for (std::string& name : detail::ListNames(sys, class_dir, errors, Presence::kOptional)) {
+    // class/net also holds the plain file bonding_masters when the bonding module is loaded;
+    // interfaces are directories (symlinks to them on a real kernel).
+    if (name == "bonding_masters" || !sys.IsDirectory(JoinPath(class_dir, name))) continue;
+    devices.push_back(std::move(name));
+  }
+  return devices;
+}
+
+std::optional<NetDevice> ReadNetDevice(const Filesystem& sys, const std::string& name,
+                                       ReadErrors& errors) {
+  const std::string dir = JoinPath(kClassDir, name);
+  if (!sys.IsDirectory(dir)) return std::nullopt;
+
+  NetDevice device;
+  device.name = name;
+  device.operstate =
+      detail::ReadString(sys, JoinPath(dir, "operstate"), errors, Presence::kOptional);
+  // carrier and speed answer EINVAL while the interface is down: the value is unknown then, which
+  // is not a read failure.
+  device.carrier = detail::ReadParsed(sys, JoinPath(dir, "carrier"), errors,
+                                      Presence::kUnknownWhenDown, ParseCarrier);
+  device.mtu =
+      detail::ReadParsed(sys, JoinPath(dir, "mtu"), errors, Presence::kOptional, ParseUnsigned);
+  device.speed_mbps = detail::ReadParsed(sys, JoinPath(dir, "speed"), errors,
+                                         Presence::kUnknownWhenDown, ParseSigned);
+  device.address = detail::ReadString(sys, JoinPath(dir, "address"), errors, Presence::kOptional);
+  device.type =
+      detail::ReadParsed(sys, JoinPath(dir, "type"), errors, Presence::kOptional, ParseUnsigned);
+
+  const std::string stats_dir = JoinPath(dir, "statistics");
+  for (const std::string& stat : detail::ListNames(sys, stats_dir, errors, Presence::kOptional)) {
+    auto value = detail::ReadParsed(sys, JoinPath(stats_dir, stat), errors, Presence::kOptional,
+                                    ParseUnsigned);
+    if (value) device.statistics.emplace(stat, *value);
+  }
+  return device;
+}
+
+}  // namespace rail::sysfs

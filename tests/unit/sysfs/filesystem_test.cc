@@ -1,0 +1,153 @@
+#include "rail/sysfs/filesystem.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "support/fake_filesystem.h"
+
+namespace rail::sysfs {
+namespace {
+
+using test::FakeFilesystem;
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+
+const std::string kSpark = std::string(RAIL_FIXTURES) + "/spark-dual-rail/sys";
+
+TEST(RootedFilesystem, ReadsFileBelowRoot) {
+  RootedFilesystem fs(kSpark);
+  std::string contents;
+  EXPECT_EQ(fs.ReadFile("class/infiniband/rocep1s0f0/ports/1/rate", &contents), 0);
+  EXPECT_EQ(contents, "100 Gb/sec (2X HDR)\n");
+  EXPECT_EQ(fs.ReadFile("/class/infiniband/rocep1s0f0/fw_ver", &contents), 0);
+  EXPECT_EQ(contents, "28.45.4028\n");
+}
+
+TEST(RootedFilesystem, RootWithTrailingSlash) {
+  RootedFilesystem fs(kSpark + "/");
+  EXPECT_EQ(fs.root(), kSpark);
+  std::string contents;
+  EXPECT_EQ(fs.ReadFile("class/net/lo/mtu", &contents), 0);
+  EXPECT_EQ(contents, "65536\n");
+}
+
+TEST(RootedFilesystem, ErrnoInsteadOfExceptions) {
+  RootedFilesystem fs(kSpark);
+  std::string contents = "stale";
+  EXPECT_EQ(fs.ReadFile("class/infiniband/rocep1s0f0/no_such_file", &contents), ENOENT);
+  // open() succeeds on a directory and read() fails: the path sysfs errors take too.
+  EXPECT_EQ(fs.ReadFile("class/infiniband", &contents), EISDIR);
+  EXPECT_EQ(contents, "");
+  std::vector<std::string> names;
+  EXPECT_EQ(fs.ListDirectory("class/nothing", &names), ENOENT);
+  EXPECT_EQ(fs.ListDirectory("class/net/lo/mtu", &names), ENOTDIR);
+}
+
+TEST(RootedFilesystem, ListsDirectorySortedWithoutDots) {
+  RootedFilesystem fs(kSpark);
+  std::vector<std::string> names;
+  ASSERT_EQ(fs.ListDirectory("class/infiniband", &names), 0);
+  EXPECT_THAT(names, ElementsAre("roceP2p1s0f0", "roceP2p1s0f1", "rocep1s0f0", "rocep1s0f1"));
+  ASSERT_EQ(fs.ListDirectory("class/infiniband/rocep1s0f0/ports/1/gids", &names), 0);
+  EXPECT_THAT(names, ElementsAre("0", "1", "2", "3", "4", "5", "6", "7"));
+}
+
+TEST(RootedFilesystem, IsDirectoryAndExists) {
+  RootedFilesystem fs(kSpark);
+  EXPECT_TRUE(fs.IsDirectory("class/net/lo"));
+  EXPECT_FALSE(fs.IsDirectory("class/net/lo/mtu"));
+  EXPECT_TRUE(fs.Exists("class/net/lo/mtu"));
+  EXPECT_FALSE(fs.Exists("class/net/lo/nothing"));
+  EXPECT_FALSE(fs.IsDirectory("class/net/nothing"));
+}
+
+TEST(RootedFilesystem, ReadsFilesLargerThanOneBuffer) {
+  char dir_template[] = "/tmp/rail-sysfs-test-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir_template), nullptr);
+  const std::string dir = dir_template;
+  const std::string big(10000, 'x');
+  { std::ofstream(dir + "/big") << big; }
+  RootedFilesystem fs(dir);
+  std::string contents;
+  EXPECT_EQ(fs.ReadFile("big", &contents), 0);
+  EXPECT_EQ(contents.size(), big.size());
+  EXPECT_EQ(contents, big);
+  ::unlink((dir + "/big").c_str());
+  ::rmdir(dir.c_str());
+}
+
+TEST(FakeFilesystem, InMemoryFilesAndImplicitDirectories) {
+  FakeFilesystem fs;
+  fs.AddFile("class/net/eth0/mtu", "1500\n").AddFile("class/net/eth1/mtu", "9000");
+  std::string contents;
+  EXPECT_EQ(fs.ReadFile("class/net/eth1/mtu", &contents), 0);
+  EXPECT_EQ(contents, "9000");
+  std::vector<std::string> names;
+  ASSERT_EQ(fs.ListDirectory("class/net", &names), 0);
+  EXPECT_THAT(names, ElementsAre("eth0", "eth1"));
+  EXPECT_TRUE(fs.IsDirectory("class/net/eth0"));
+  EXPECT_FALSE(fs.IsDirectory("class/net/eth0/mtu"));
+  EXPECT_TRUE(fs.Exists("class/net/eth0/mtu"));
+  EXPECT_EQ(fs.ReadFile("class/net/eth0", &contents), EISDIR);
+  EXPECT_EQ(fs.ReadFile("class/net/eth2/mtu", &contents), ENOENT);
+  EXPECT_EQ(fs.ListDirectory("class/block", &names), ENOENT);
+}
+
+TEST(FakeFilesystem, InjectsReadAndListErrors) {
+  FakeFilesystem fs;
+  fs.FailRead("a/carrier", EINVAL).FailList("a/statistics", EACCES).AddDirectory("a/empty");
+  std::string contents;
+  EXPECT_EQ(fs.ReadFile("a/carrier", &contents), EINVAL);
+  std::vector<std::string> names;
+  EXPECT_EQ(fs.ListDirectory("a/statistics", &names), EACCES);
+  ASSERT_EQ(fs.ListDirectory("a", &names), 0);
+  EXPECT_THAT(names, ElementsAre("carrier", "empty"));  // a failing file is still listed
+  ASSERT_EQ(fs.ListDirectory("a/empty", &names), 0);
+  EXPECT_THAT(names, IsEmpty());
+}
+
+TEST(FakeFilesystem, LayersOverFixtureTree) {
+  FakeFilesystem fs(kSpark);
+  fs.FailRead("class/net/lo/carrier", EINVAL)
+      .AddFile("class/net/lo/extra", "1")
+      .Remove("class/net/lo/speed");
+  std::string contents;
+  EXPECT_EQ(fs.ReadFile("class/net/lo/mtu", &contents), 0);  // from the fixture
+  EXPECT_EQ(contents, "65536\n");
+  EXPECT_EQ(fs.ReadFile("class/net/lo/carrier", &contents), EINVAL);
+  EXPECT_EQ(fs.ReadFile("class/net/lo/speed", &contents), ENOENT);
+  EXPECT_FALSE(fs.Exists("class/net/lo/speed"));
+  std::vector<std::string> names;
+  ASSERT_EQ(fs.ListDirectory("class/net/lo", &names), 0);
+  EXPECT_THAT(names,
+              ElementsAre("address", "carrier", "extra", "mtu", "operstate", "statistics", "type"));
+  fs.Remove("class/net/lo");
+  EXPECT_FALSE(fs.IsDirectory("class/net/lo"));
+  ASSERT_EQ(fs.ListDirectory("class/net", &names), 0);
+  EXPECT_THAT(
+      names, ElementsAre("enP2p1s0f0np0", "enP2p1s0f1np1", "enP7s7", "enp1s0f0np0", "enp1s0f1np1"));
+}
+
+TEST(FakeFilesystem, RecordsEveryAccess) {
+  FakeFilesystem fs;
+  fs.AddFile("class/infiniband/a/fw_ver", "1");
+  std::string contents;
+  fs.ReadFile("/class/infiniband/a/fw_ver", &contents);
+  fs.Exists("class/infiniband/b");
+  EXPECT_THAT(fs.accessed(), ElementsAre("class/infiniband/a/fw_ver", "class/infiniband/b"));
+  EXPECT_THAT(fs.reads(), ElementsAre("class/infiniband/a/fw_ver"));
+  EXPECT_TRUE(fs.WasAccessedUnder("class/infiniband/b"));
+  EXPECT_FALSE(fs.WasAccessedUnder("class/infiniband/c"));
+  // A sibling sharing the prefix is not "under" it.
+  EXPECT_FALSE(fs.WasAccessedUnder("class/infiniband/a/fw"));
+}
+
+}  // namespace
+}  // namespace rail::sysfs
