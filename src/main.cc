@@ -61,7 +61,10 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
-    return app.exit(error);
+    // --help and friends print their text; a real error is one line, like every other failure.
+    if (error.get_exit_code() == 0) return app.exit(error);
+    std::cerr << "rail_exporter: " << error.what() << " (see --help)\n";
+    return error.get_exit_code();
   }
   if (show_version) {
     const auto& build = rail::GetBuildInfo();

@@ -2,6 +2,8 @@
 // offending key, so a typo never silently turns into a default.
 #pragma once
 
+#include <chrono>
+#include <cstdint>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -24,8 +26,53 @@ struct RailConfig {
   std::optional<TransportClass> transport;      // rails[].transport: rdma | tcp
 };
 
+// The responder that answers other agents' probes (responder.*).
+struct ResponderConfig {
+  std::string listen_address = ":9841";  // responder.listen_address; "" disables the responder
+  std::optional<std::string> secret_file;  // responder.secret_file (also used to probe peers)
+  bool insecure = false;                 // responder.insecure: accept peers without a secret
+  std::size_t max_frame_bytes = 64 * 1024;               // responder.limits.max_frame_bytes
+  std::size_t max_concurrent_sessions = 16;              // responder.limits.max_concurrent_sessions
+  std::uint64_t max_bytes_per_probe = std::uint64_t{16} << 30;  // .limits.max_bytes_per_probe
+  double max_seconds_per_probe = 30;                     // responder.limits.max_seconds_per_probe
+  double probes_per_minute_per_peer = 60;  // responder.limits.probes_per_minute_per_peer
+  std::uint32_t probe_burst_per_peer = 10;  // responder.limits.probe_burst_per_peer
+};
+
+struct PeerConfig {
+  std::string name;     // peers[].name, the `peer` label
+  std::string address;  // peers[].address, host:port of the peer's responder
+};
+
+// One probes[] entry: a kind run against some peers over some rails. Single-rail kinds become
+// one scheduled job per rail.
+struct ProbeConfig {
+  std::string kind;                        // probes[].kind
+  std::vector<std::string> peers;          // probes[].peers; empty: every peer
+  std::vector<std::string> rails;          // probes[].rails; empty: every rail
+  std::string operation = "put";           // probes[].operation: put, get, am (UCX kinds)
+  std::vector<std::uint64_t> message_sizes_bytes;  // probes[].message_sizes; empty: kind default
+  unsigned window = 16;                    // probes[].window: outstanding UCX operations
+  unsigned streams = 1;                    // probes[].streams: parallel TCP streams
+  std::chrono::milliseconds duration{2000};   // probes[].duration ("2s", "500ms")
+  std::chrono::milliseconds interval{300000}; // probes[].interval ("5m")
+  double jitter = 0.1;                     // probes[].jitter, fraction of the interval
+  std::chrono::milliseconds timeout{0};    // probes[].timeout; 0: duration + 10 s
+  std::string transports;                  // probes[].ucx_transports: UCX_TLS override
+  std::optional<std::uint64_t> max_bytes;  // probes[].max_bytes: bytes one run may move
+};
+
+struct BudgetConfig {
+  double max_bulk_time_fraction_per_rail = 0.05;  // budget.max_bulk_time_fraction_per_rail
+  std::uint64_t max_bytes_per_hour = std::uint64_t{1} << 40;  // budget.max_bytes_per_hour
+};
+
 struct AgentConfig {
   std::vector<RailConfig> rails;
+  ResponderConfig responder;
+  std::vector<PeerConfig> peers;
+  std::vector<ProbeConfig> probes;
+  BudgetConfig budget;
   // discover_rails: also publish active ports that no rails[] entry names. Defaults to true
   // when no rail is configured and false otherwise.
   std::optional<bool> discover_rails;
@@ -37,6 +84,9 @@ class ConfigError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
+
+// "250ms", "2s", "5m", "1h" (a bare number is seconds). nullopt when malformed.
+std::optional<std::chrono::milliseconds> ParseDuration(std::string_view text);
 
 // Parses YAML text; `source` names the file in error messages. Throws ConfigError.
 AgentConfig ParseConfig(std::string_view yaml_text, const std::string& source);

@@ -15,12 +15,17 @@
 
 namespace rail {
 
+namespace probe {
+class ResultStore;
+}
+
 struct SnapshotSources {
   const sysfs::Filesystem* sys = nullptr;   // --path.sysfs
   const sysfs::Filesystem* proc = nullptr;  // --path.procfs
   const sysfs::Filesystem* self_proc = nullptr;  // the real /proc, for the agent's own figures
   sysfs::InfinibandReadOptions infiniband;  // what of each device is read, and which devices
   const AgentConfig* config = nullptr;
+  const probe::ResultStore* results = nullptr;  // probe results; null when no probe runs
 };
 
 class ScrapeSnapshot {

@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstring>
+
 #include "rail/agent.h"
 
 namespace rail {
@@ -27,6 +29,27 @@ class QuotedMessage final : public spdlog::custom_flag_formatter {
   }
 };
 
+// node_exporter's level names (spdlog says "warning" and "critical").
+class LevelName final : public spdlog::custom_flag_formatter {
+ public:
+  void format(const spdlog::details::log_msg& message, const std::tm&,
+              spdlog::memory_buf_t& out) override {
+    const char* name = "info";
+    switch (message.level) {
+      case spdlog::level::trace:
+      case spdlog::level::debug: name = "debug"; break;
+      case spdlog::level::warn: name = "warn"; break;
+      case spdlog::level::err:
+      case spdlog::level::critical: name = "error"; break;
+      default: break;
+    }
+    out.append(name, name + std::strlen(name));
+  }
+  std::unique_ptr<custom_flag_formatter> clone() const override {
+    return std::make_unique<LevelName>();
+  }
+};
+
 }  // namespace
 
 void ConfigureLogging(const std::string& level, const std::string& format) {
@@ -37,16 +60,16 @@ void ConfigureLogging(const std::string& level, const std::string& format) {
   }
   std::string pattern;
   if (format == "logfmt") {
-    pattern = "ts=%Y-%m-%dT%H:%M:%S.%eZ level=%l msg=%*";
+    pattern = "ts=%Y-%m-%dT%H:%M:%S.%eZ level=%= msg=%*";
   } else if (format == "json") {
-    pattern = R"({"ts":"%Y-%m-%dT%H:%M:%S.%eZ","level":"%l","msg":%*})";
+    pattern = R"({"ts":"%Y-%m-%dT%H:%M:%S.%eZ","level":"%=","msg":%*})";
   } else {
     throw AgentError("--log.format: expected logfmt or json, got '" + format + "'");
   }
   auto logger = std::make_shared<spdlog::logger>(
       "rail_exporter", std::make_shared<spdlog::sinks::stderr_sink_mt>());
   auto formatter = std::make_unique<spdlog::pattern_formatter>(spdlog::pattern_time_type::utc);
-  formatter->add_flag<QuotedMessage>('*').set_pattern(pattern);
+  formatter->add_flag<QuotedMessage>('*').add_flag<LevelName>('=').set_pattern(pattern);
   logger->set_formatter(std::move(formatter));
   logger->set_level(parsed);
   logger->flush_on(spdlog::level::warn);

@@ -110,11 +110,11 @@ class InfinibandCollector final : public Collector {
     auto rate = Gauge("rail_port_rate_bytes_per_second",
                       "Port signalling rate (ports/<p>/rate) in bytes per second.");
     auto saturated =
-        Gauge("rail_port_counter_saturated",
+        Gauge("rail_port_pma_saturated",
               "1 when a PMA counter pegged at its maximum (it stops instead of wrapping), else 0.");
-    auto hw = Counter("rail_port_hw_counter_total",
+    auto hw = Counter("rail_port_hw_events_total",
                       "Vendor hardware counter (ports/<p>/hw_counters/<counter>).");
-    auto other = Counter("rail_port_counter_total",
+    auto other = Counter("rail_port_pma_events_total",
                          "PMA counter without a dedicated metric (ports/<p>/counters/<counter>).");
     std::map<std::string, FamilyBuilder> counters;
     for (const auto& spec : kCounterMetrics) {
@@ -148,15 +148,21 @@ class InfinibandCollector final : public Collector {
         active.Add(id, port.IsActive() ? 1 : 0);
         if (port.rate) rate.Add(id, port.rate->BytesPerSecond());
 
-        for (const auto& [file, counter] : port.counters) {
-          const auto* best = BestCounter(port, file);
-          if (auto named = counters.find(file); named != counters.end()) {
-            named->second.Add(id, static_cast<double>(best->value));
-          } else {
-            other.Add(with("counter", file), static_cast<double>(counter.value));
-          }
+        // Named counters from the best source: counters/, or counters_ext/ where the classic
+        // file is narrow or absent (older drivers such as qib keep 64-bit data there).
+        for (const auto& spec : kCounterMetrics) {
+          const auto* best = BestCounter(port, spec.file);
+          if (best == nullptr) continue;
+          counters.at(spec.file).Add(id, static_cast<double>(best->value));
           if (best->width_bits < 64) {
-            saturated.Add(with("counter", file), best->saturated ? 1 : 0);
+            saturated.Add(with("counter", spec.file), best->saturated ? 1 : 0);
+          }
+        }
+        for (const auto& [file, counter] : port.counters) {
+          if (counters.contains(file)) continue;
+          other.Add(with("counter", file), static_cast<double>(counter.value));
+          if (counter.width_bits < 64) {
+            saturated.Add(with("counter", file), counter.saturated ? 1 : 0);
           }
         }
         for (const auto& [name, value] : port.hw_counters) {

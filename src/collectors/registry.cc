@@ -14,6 +14,7 @@ const std::vector<CollectorInfo>& KnownCollectors() {
        true},
       {"bonding", "Bonds: mode, slaves, slave state and link failures", true},
       {"exporter", "The agent itself: build, RDMA device count, process figures", true},
+      {"probe", "Results of the scheduled probes and the peers' versions", true},
   };
   return kCollectors;
 }
@@ -23,6 +24,7 @@ std::unique_ptr<Collector> MakeCollector(const std::string& name) {
       {"infiniband", MakeInfinibandCollector}, {"gid", MakeGidCollector},
       {"rails", MakeRailsCollector},           {"netclass", MakeNetclassCollector},
       {"bonding", MakeBondingCollector},       {"exporter", MakeExporterCollector},
+      {"probe", MakeProbeCollector},
   };
   const auto factory = kFactories.find(name);
   return factory == kFactories.end() ? nullptr : factory->second();

@@ -14,5 +14,6 @@ std::unique_ptr<Collector> MakeRailsCollector();
 std::unique_ptr<Collector> MakeNetclassCollector();
 std::unique_ptr<Collector> MakeBondingCollector();
 std::unique_ptr<Collector> MakeExporterCollector();
+std::unique_ptr<Collector> MakeProbeCollector();
 
 }  // namespace rail

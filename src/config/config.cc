@@ -2,9 +2,13 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <charconv>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
+
+#include "rail/probe/result.h"
 
 namespace rail {
 namespace {
@@ -78,7 +82,227 @@ RailConfig ParseRail(const YAML::Node& node, const std::string& source, const st
   return rail;
 }
 
+
+template <typename T>
+T Positive(const YAML::Node& node, const std::string& source, const std::string& key) {
+  const auto value = Scalar<T>(node, source, key, "a positive number");
+  if (!(value > 0)) Fail(source, key, "must be positive");
+  return value;
+}
+
+std::chrono::milliseconds DurationValue(const YAML::Node& node, const std::string& source,
+                                        const std::string& key) {
+  const auto text = Scalar<std::string>(node, source, key, "a duration such as 2s or 5m");
+  const auto duration = ParseDuration(text);
+  if (!duration || duration->count() <= 0) {
+    Fail(source, key, "expected a positive duration such as 500ms, 2s, 5m or 1h, got '" + text +
+                          "'");
+  }
+  return *duration;
+}
+
+std::vector<std::string> StringList(const YAML::Node& node, const std::string& source,
+                                    const std::string& key) {
+  if (!node.IsSequence()) Fail(source, key, "expected a list");
+  std::vector<std::string> values;
+  for (std::size_t i = 0; i < node.size(); ++i) {
+    values.push_back(
+        Scalar<std::string>(node[i], source, key + "[" + std::to_string(i) + "]", "a string"));
+  }
+  return values;
+}
+
+void ParseResponder(const YAML::Node& node, const std::string& source, ResponderConfig& out) {
+  if (!node.IsMap()) Fail(source, "responder", "expected a mapping");
+  RejectUnknownKeys(node, {"listen_address", "secret_file", "insecure", "limits"}, source,
+                    "responder.");
+  if (node["listen_address"]) {
+    out.listen_address = Scalar<std::string>(node["listen_address"], source,
+                                             "responder.listen_address", "host:port");
+  }
+  if (node["secret_file"]) {
+    out.secret_file =
+        Scalar<std::string>(node["secret_file"], source, "responder.secret_file", "a path");
+  }
+  if (node["insecure"]) {
+    out.insecure = Scalar<bool>(node["insecure"], source, "responder.insecure", "true or false");
+  }
+  if (const auto limits = node["limits"]) {
+    const std::string prefix = "responder.limits.";
+    if (!limits.IsMap()) Fail(source, "responder.limits", "expected a mapping");
+    RejectUnknownKeys(limits,
+                      {"max_frame_bytes", "max_concurrent_sessions", "max_bytes_per_probe",
+                       "max_seconds_per_probe", "probes_per_minute_per_peer",
+                       "probe_burst_per_peer"},
+                      source, prefix);
+    if (limits["max_frame_bytes"]) {
+      out.max_frame_bytes = Positive<std::size_t>(limits["max_frame_bytes"], source,
+                                                  prefix + "max_frame_bytes");
+    }
+    if (limits["max_concurrent_sessions"]) {
+      out.max_concurrent_sessions = Positive<std::size_t>(
+          limits["max_concurrent_sessions"], source, prefix + "max_concurrent_sessions");
+    }
+    if (limits["max_bytes_per_probe"]) {
+      out.max_bytes_per_probe = Positive<std::uint64_t>(limits["max_bytes_per_probe"], source,
+                                                        prefix + "max_bytes_per_probe");
+    }
+    if (limits["max_seconds_per_probe"]) {
+      out.max_seconds_per_probe = Positive<double>(limits["max_seconds_per_probe"], source,
+                                                   prefix + "max_seconds_per_probe");
+    }
+    if (limits["probes_per_minute_per_peer"]) {
+      out.probes_per_minute_per_peer = Positive<double>(
+          limits["probes_per_minute_per_peer"], source, prefix + "probes_per_minute_per_peer");
+    }
+    if (limits["probe_burst_per_peer"]) {
+      out.probe_burst_per_peer = Positive<std::uint32_t>(limits["probe_burst_per_peer"], source,
+                                                         prefix + "probe_burst_per_peer");
+    }
+  }
+}
+
+PeerConfig ParsePeer(const YAML::Node& node, const std::string& source, const std::string& key) {
+  if (!node.IsMap()) Fail(source, key, "expected a mapping");
+  RejectUnknownKeys(node, {"name", "address"}, source, key + ".");
+  PeerConfig peer;
+  if (!node["name"]) Fail(source, key + ".name", "missing");
+  if (!node["address"]) Fail(source, key + ".address", "missing");
+  peer.name = Scalar<std::string>(node["name"], source, key + ".name", "a string");
+  peer.address = Scalar<std::string>(node["address"], source, key + ".address", "host:port");
+  if (peer.name.empty()) Fail(source, key + ".name", "must not be empty");
+  if (peer.address.empty()) Fail(source, key + ".address", "must not be empty");
+  return peer;
+}
+
+ProbeConfig ParseProbe(const YAML::Node& node, const std::string& source, const std::string& key) {
+  if (!node.IsMap()) Fail(source, key, "expected a mapping");
+  RejectUnknownKeys(node,
+                    {"kind", "peers", "rails", "operation", "message_sizes", "window", "streams",
+                     "duration", "interval", "jitter", "timeout", "ucx_transports", "max_bytes"},
+                    source, key + ".");
+  ProbeConfig probe;
+  if (!node["kind"]) Fail(source, key + ".kind", "missing");
+  probe.kind = Scalar<std::string>(node["kind"], source, key + ".kind", "a probe kind");
+  if (!probe::ParseProbeKind(probe.kind)) {
+    Fail(source, key + ".kind",
+         "unknown probe kind '" + probe.kind +
+             "' (ucx_throughput, ucx_rtt, multirail_capacity, ucx_multirail_throughput, "
+             "tcp_throughput, tcp_rtt)");
+  }
+  if (node["peers"]) probe.peers = StringList(node["peers"], source, key + ".peers");
+  if (node["rails"]) probe.rails = StringList(node["rails"], source, key + ".rails");
+  if (node["operation"]) {
+    probe.operation = Scalar<std::string>(node["operation"], source, key + ".operation",
+                                          "put, get or am");
+    if (!probe::ParseUcxOperation(probe.operation)) {
+      Fail(source, key + ".operation", "expected put, get or am, got '" + probe.operation + "'");
+    }
+  }
+  if (const auto sizes = node["message_sizes"]) {
+    if (!sizes.IsSequence() || sizes.size() == 0) {
+      Fail(source, key + ".message_sizes", "expected a non-empty list of byte counts");
+    }
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+      probe.message_sizes_bytes.push_back(Positive<std::uint64_t>(
+          sizes[i], source, key + ".message_sizes[" + std::to_string(i) + "]"));
+    }
+  }
+  if (node["window"]) probe.window = Positive<unsigned>(node["window"], source, key + ".window");
+  if (node["streams"]) {
+    probe.streams = Positive<unsigned>(node["streams"], source, key + ".streams");
+    if (probe.streams > 64) Fail(source, key + ".streams", "at most 64");
+  }
+  if (node["duration"]) probe.duration = DurationValue(node["duration"], source, key + ".duration");
+  if (node["interval"]) probe.interval = DurationValue(node["interval"], source, key + ".interval");
+  if (node["timeout"]) probe.timeout = DurationValue(node["timeout"], source, key + ".timeout");
+  if (node["jitter"]) {
+    probe.jitter = Scalar<double>(node["jitter"], source, key + ".jitter", "a fraction");
+    if (probe.jitter < 0 || probe.jitter >= 1) Fail(source, key + ".jitter", "must be in [0, 1)");
+  }
+  if (node["ucx_transports"]) {
+    probe.transports = Scalar<std::string>(node["ucx_transports"], source,
+                                           key + ".ucx_transports", "a UCX_TLS value");
+  }
+  if (node["max_bytes"]) {
+    probe.max_bytes = Positive<std::uint64_t>(node["max_bytes"], source, key + ".max_bytes");
+  }
+  if (probe.timeout.count() == 0) probe.timeout = probe.duration + std::chrono::seconds(10);
+  if (probe.timeout <= probe.duration) {
+    Fail(source, key + ".timeout", "must be longer than the duration");
+  }
+  if (probe.interval <= probe.timeout) {
+    Fail(source, key + ".interval", "must be longer than the timeout");
+  }
+  return probe;
+}
+
+void ParseBudget(const YAML::Node& node, const std::string& source, BudgetConfig& out) {
+  if (!node.IsMap()) Fail(source, "budget", "expected a mapping");
+  RejectUnknownKeys(node, {"max_bulk_time_fraction_per_rail", "max_bytes_per_hour"}, source,
+                    "budget.");
+  if (node["max_bulk_time_fraction_per_rail"]) {
+    out.max_bulk_time_fraction_per_rail =
+        Positive<double>(node["max_bulk_time_fraction_per_rail"], source,
+                         "budget.max_bulk_time_fraction_per_rail");
+    if (out.max_bulk_time_fraction_per_rail > 0.5) {
+      Fail(source, "budget.max_bulk_time_fraction_per_rail",
+           "at most 0.5: probes must leave the rails to production traffic");
+    }
+  }
+  if (node["max_bytes_per_hour"]) {
+    out.max_bytes_per_hour = Positive<std::uint64_t>(node["max_bytes_per_hour"], source,
+                                                     "budget.max_bytes_per_hour");
+  }
+}
+
+void CheckReferences(const AgentConfig& config, const std::string& source) {
+  std::set<std::string> peers;
+  for (std::size_t i = 0; i < config.peers.size(); ++i) {
+    if (!peers.insert(config.peers[i].name).second) {
+      Fail(source, "peers[" + std::to_string(i) + "].name",
+           "duplicate peer name '" + config.peers[i].name + "'");
+    }
+  }
+  std::set<std::string> rails;
+  for (const auto& rail : config.rails) rails.insert(rail.name);
+  for (std::size_t i = 0; i < config.probes.size(); ++i) {
+    const auto& probe = config.probes[i];
+    const std::string key = "probes[" + std::to_string(i) + "]";
+    if (config.peers.empty()) Fail(source, key, "needs at least one entry under peers");
+    for (const auto& peer : probe.peers) {
+      if (!peers.contains(peer)) Fail(source, key + ".peers", "unknown peer '" + peer + "'");
+    }
+    // Discovered rails are only known at run time; configured ones can be checked now.
+    if (!config.rails.empty() && !config.DiscoverUnlisted()) {
+      for (const auto& rail : probe.rails) {
+        if (!rails.contains(rail)) Fail(source, key + ".rails", "unknown rail '" + rail + "'");
+      }
+    }
+  }
+}
+
 }  // namespace
+
+std::optional<std::chrono::milliseconds> ParseDuration(std::string_view text) {
+  double number = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), number);
+  if (error != std::errc() || end == text.data() || number < 0) return std::nullopt;
+  const std::string_view unit(end, static_cast<std::size_t>(text.data() + text.size() - end));
+  double milliseconds_per_unit = 0;
+  if (unit == "ms") {
+    milliseconds_per_unit = 1;
+  } else if (unit == "s" || unit.empty()) {
+    milliseconds_per_unit = 1e3;
+  } else if (unit == "m") {
+    milliseconds_per_unit = 60e3;
+  } else if (unit == "h") {
+    milliseconds_per_unit = 3600e3;
+  } else {
+    return std::nullopt;
+  }
+  return std::chrono::milliseconds(static_cast<std::int64_t>(number * milliseconds_per_unit));
+}
 
 AgentConfig ParseConfig(std::string_view yaml_text, const std::string& source) {
   YAML::Node root;
@@ -90,7 +314,8 @@ AgentConfig ParseConfig(std::string_view yaml_text, const std::string& source) {
   AgentConfig config;
   if (root.IsNull()) return config;  // an empty file is an empty configuration
   if (!root.IsMap()) Fail(source, "(top level)", "expected a mapping");
-  RejectUnknownKeys(root, {"rails", "discover_rails"}, source, "");
+  RejectUnknownKeys(root, {"rails", "discover_rails", "responder", "peers", "probes", "budget"},
+                    source, "");
 
   if (const auto discover = root["discover_rails"]) {
     config.discover_rails = Scalar<bool>(discover, source, "discover_rails", "true or false");
@@ -107,10 +332,31 @@ AgentConfig ParseConfig(std::string_view yaml_text, const std::string& source) {
       config.rails.push_back(std::move(rail));
     }
   }
+  if (const auto responder = root["responder"]) ParseResponder(responder, source, config.responder);
+  if (const auto peers = root["peers"]) {
+    if (!peers.IsSequence()) Fail(source, "peers", "expected a list");
+    for (std::size_t i = 0; i < peers.size(); ++i) {
+      config.peers.push_back(ParsePeer(peers[i], source, "peers[" + std::to_string(i) + "]"));
+    }
+  }
+  if (const auto probes = root["probes"]) {
+    if (!probes.IsSequence()) Fail(source, "probes", "expected a list");
+    for (std::size_t i = 0; i < probes.size(); ++i) {
+      config.probes.push_back(ParseProbe(probes[i], source, "probes[" + std::to_string(i) + "]"));
+    }
+  }
+  if (const auto budget = root["budget"]) ParseBudget(budget, source, config.budget);
+  CheckReferences(config, source);
   return config;
 }
 
 AgentConfig LoadConfigFile(const std::string& path) {
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(path, error)) {
+    throw ConfigError(path + ": cannot be read: " +
+                      (std::filesystem::exists(path, error) ? "not a regular file"
+                                                            : "no such file"));
+  }
   std::ifstream file(path);
   if (!file) throw ConfigError(path + ": cannot be read");
   std::ostringstream text;

@@ -79,8 +79,10 @@ void ReadPmaCounters(const Filesystem& fs, const std::string& port_dir, Infiniba
   const int ext_error = fs.ListDirectory(ext_dir, &ext_present);
   if (ext_error != 0 && ext_error != ENOENT) errors.AddErrno(ext_dir, ext_error);
   // The kernel creates unicast_* only when the device answers PortCountersExtended, and then
-  // serves the data and packet counters from that 64-bit table too.
-  port.has_extended_counters = Contains(present, "unicast_xmit_packets") || ext_error != ENOENT;
+  // serves the data and packet counters from that 64-bit table too. counters_ext/ (qib, hfi1)
+  // is a separate 64-bit copy: its presence says nothing of the width of counters/, whose
+  // classic 32-bit data counters still peg (node_exporter exports both, as legacy_*).
+  port.has_extended_counters = Contains(present, "unicast_xmit_packets");
 
   for (const PmaCounterSpec& spec : PmaCounterSpecs()) {
     if (!Contains(present, spec.file)) continue;

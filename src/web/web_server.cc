@@ -28,13 +28,23 @@ int LogMessage(const mg_connection*, const char* message) {
   return 1;
 }
 
+// civetweb matches handlers by prefix: without this, /metricsXYZ would serve the metrics.
+bool IsBelowTelemetryPath(const char* uri, const std::string& path) {
+  return path != "/" && std::strncmp(uri, path.c_str(), path.size()) == 0 &&
+         uri[path.size()] != '\0';
+}
+
 int ServeLandingPage(mg_connection* connection) {
   const mg_request_info* request = mg_get_request_info(connection);
-  if (request->local_uri == nullptr || std::strcmp(request->local_uri, "/") != 0) return 0;
+  if (request->local_uri == nullptr) return 0;
   std::shared_ptr<const std::function<std::string()>> render;
   {
     std::lock_guard lock(landing_page_mutex);
-    if (telemetry_path == "/") return 0;
+    if (IsBelowTelemetryPath(request->local_uri, telemetry_path)) {
+      mg_send_http_error(connection, 404, "%s", "Not Found");
+      return 404;
+    }
+    if (std::strcmp(request->local_uri, "/") != 0 || telemetry_path == "/") return 0;
     render = landing_page;
   }
   if (!render) return 0;

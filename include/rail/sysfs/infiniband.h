@@ -48,10 +48,11 @@ struct InfinibandPort {
   std::optional<std::string> link_layer;    // ports/<n>/link_layer ("InfiniBand", "Ethernet")
   std::optional<std::uint64_t> lid;         // ports/<n>/lid
   std::optional<std::uint64_t> sm_lid;      // ports/<n>/sm_lid
-  bool has_extended_counters = false;       // counters/unicast_xmit_packets or counters_ext/ exists
+  bool has_extended_counters = false;       // counters/unicast_xmit_packets exists
   // counters/<file> keyed by file name; missing files and "N/A (no PMA)" are absent.
   std::map<std::string, PortCounter> counters;
-  // counters_ext/<file> (older drivers such as qib/hfi1 expose 64-bit data here), in bytes.
+  // counters_ext/<file> (older drivers such as qib/hfi1 expose 64-bit copies here), in bytes;
+  // the collector prefers them over narrow counters/ files.
   std::map<std::string, PortCounter> counters_ext;
   // hw_counters/<file>: every file, whatever the vendor names them.
   std::map<std::string, std::uint64_t> hw_counters;

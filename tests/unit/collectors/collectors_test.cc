@@ -53,9 +53,9 @@ TEST(CollectorsTest, SparkPortCountersInBytesAndRate) {
   EXPECT_EQ(Sample(families, "rail_infiniband_device_info",
                    {{"device", "rocep1s0f0"}, {"fw_ver", "28.45.4028"}, {"hca_type", "MT4129"}}),
             1);
-  EXPECT_TRUE(Sample(families, "rail_port_hw_counter_total",
+  EXPECT_TRUE(Sample(families, "rail_port_hw_events_total",
                      {{"device", "rocep1s0f0"}, {"counter", "np_cnp_sent"}}));
-  EXPECT_FALSE(Sample(families, "rail_port_hw_counter_total", {{"counter", "lifespan"}}))
+  EXPECT_FALSE(Sample(families, "rail_port_hw_events_total", {{"counter", "lifespan"}}))
       << "lifespan is a setting, not a counter";
   EXPECT_EQ(Sample(families, "rail_exporter_scrape_collector_success", {{"collector", "gid"}}), 1);
   EXPECT_EQ(Sample(families, "rail_exporter_rdma_devices"), 4);
@@ -104,10 +104,24 @@ TEST(CollectorsTest, QuirksSaturatedCounterIsFlagged) {
   const auto families = scraper.Scrape();
   double saturated = 0;
   for (const auto& family : families) {
-    if (family.name != "rail_port_counter_saturated") continue;
+    if (family.name != "rail_port_pma_saturated") continue;
     for (const auto& metric : family.metric) saturated += metric.gauge.value;
   }
   EXPECT_GE(saturated, 1) << "the quirks tree holds pegged PMA counters";
+  EXPECT_EQ(Sample(families, "rail_port_pma_saturated",
+                   {{"device", "qib0"}, {"port", "1"}, {"counter", "port_xmit_data"}}),
+            1);
+  EXPECT_EQ(Sample(families, "rail_port_pma_saturated",
+                   {{"device", "qib0"}, {"port", "1"}, {"counter", "port_rcv_data"}}),
+            0);
+  // qib1's classic port_xmit_data is pegged; counters_ext holds the 64-bit truth.
+  EXPECT_EQ(Sample(families, "rail_port_transmit_bytes_total", {{"device", "qib1"}}),
+            17179869180.0 * 4);
+  EXPECT_FALSE(Sample(families, "rail_port_pma_saturated",
+                      {{"device", "qib1"}, {"counter", "port_xmit_data"}}))
+      << "the exported value is 64-bit and cannot peg";
+  EXPECT_TRUE(Sample(families, "rail_port_unicast_transmit_packets_total", {{"device", "qib1"}}))
+      << "counters only counters_ext/ has are exported too";
 }
 
 TEST(CollectorsTest, ExcludedDeviceIsNeverRead) {

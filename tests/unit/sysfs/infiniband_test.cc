@@ -298,15 +298,15 @@ TEST(ReadInfiniband, QuirksInfinibandAndDownPorts) {
   EXPECT_EQ(down.counters.at("port_xmit_data").value, 0u);
 }
 
-TEST(ReadInfiniband, CountersExtDirectoryMakesDataCounters64Bit) {
+TEST(ReadInfiniband, CountersExtIsA64BitCopyNextToPeggedClassicCounters) {
   RootedFilesystem fs(kQuirks);
   ReadErrors errors;
   const auto devices = ReadAll(fs, errors);
   const InfinibandPort& port = Device(devices, "qib1").ports.at(0);
-  EXPECT_TRUE(port.has_extended_counters);
+  EXPECT_FALSE(port.has_extended_counters);
   const PortCounter& xmit = port.counters.at("port_xmit_data");
-  EXPECT_EQ(xmit.width_bits, 64u);
-  EXPECT_FALSE(xmit.saturated);
+  EXPECT_EQ(xmit.width_bits, 32u);
+  EXPECT_TRUE(xmit.saturated);
   EXPECT_EQ(xmit.value, 4294967295ull * 4);
   // Error counters keep their classic width whatever the data counters do.
   EXPECT_TRUE(port.counters.at("symbol_error").saturated);

@@ -1,0 +1,134 @@
+#include <gtest/gtest.h>
+
+#include "rail/collector_set.h"
+#include "rail/probe/result_store.h"
+#include "rail/sysfs/filesystem.h"
+#include "support/scrape.h"
+
+namespace rail {
+namespace {
+
+using std::chrono::minutes;
+using std::chrono::system_clock;
+using test::Sample;
+using test::SampleCount;
+
+class ProbeCollectorTest : public ::testing::Test {
+ protected:
+  ProbeCollectorTest()
+      : sys_(std::string(RAIL_FIXTURES) + "/spark-dual-rail/sys"),
+        store_([this] { return now_; }) {
+    sources_.sys = &sys_;
+    sources_.proc = &sys_;
+    sources_.config = &config_;
+    sources_.results = &store_;
+    set_ = std::make_unique<CollectorSet>(sources_, std::vector<std::string>{"probe"});
+  }
+
+  probe::ProbeResult Result(probe::ProbeKind kind, std::vector<std::string> rails) {
+    probe::ProbeResult result;
+    result.kind = kind;
+    result.peer = "b";
+    result.rails = std::move(rails);
+    result.success = true;
+    result.finished_at = now_;
+    result.message_size_bytes = 1 << 20;
+    result.seconds = 2;
+    result.bytes = 2'000'000'000;
+    result.throughput_bytes_per_second = 1e9;
+    result.peer_agent_version = "0.1.0";
+    result.peer_ucx_version = "1.13.1";
+    return result;
+  }
+
+  system_clock::time_point now_ = system_clock::time_point(std::chrono::hours(500000));
+  sysfs::RootedFilesystem sys_;
+  AgentConfig config_;
+  probe::ResultStore store_;
+  SnapshotSources sources_;
+  std::unique_ptr<CollectorSet> set_;
+};
+
+TEST_F(ProbeCollectorTest, ThroughputTransportAndFallback) {
+  auto result = Result(probe::ProbeKind::kUcxThroughput, {"rail0"});
+  result.lanes = {{"tcp", "enp1s0f0np0", "rail0"}};
+  result.fallback_rails = {"rail0"};
+  store_.Record(result, minutes(5));
+  const auto families = set_->Collect();
+  const test::LabelMap series = {
+      {"kind", "ucx_throughput"}, {"peer", "b"}, {"rail", "rail0"}, {"size", "1048576"}};
+  EXPECT_EQ(Sample(families, "rail_probe_success", series), 1);
+  EXPECT_EQ(Sample(families, "rail_probe_throughput_bytes_per_second", series), 1e9);
+  EXPECT_EQ(Sample(families, "rail_probe_transport_info",
+                   {{"rail", "rail0"}, {"transport", "tcp"}, {"device", "enp1s0f0np0"}}),
+            1);
+  EXPECT_EQ(Sample(families, "rail_fallback_tcp", {{"rail", "rail0"}, {"peer", "b"}}), 1);
+  EXPECT_EQ(Sample(families, "rail_peer_info", {{"peer", "b"}, {"ucx_version", "1.13.1"}}), 1);
+}
+
+TEST_F(ProbeCollectorTest, StaleResultIsWithdrawnButCountersStay) {
+  store_.Record(Result(probe::ProbeKind::kTcpThroughput, {"rail0"}), minutes(1));
+  now_ += minutes(2);
+  EXPECT_EQ(SampleCount(set_->Collect(), "rail_probe_success"), 1u);
+  now_ += minutes(2);  // four intervals after the run
+  const auto families = set_->Collect();
+  EXPECT_EQ(SampleCount(families, "rail_probe_success"), 0u);
+  EXPECT_EQ(SampleCount(families, "rail_probe_throughput_bytes_per_second"), 0u);
+  EXPECT_EQ(Sample(families, "rail_probe_runs_total", {{"kind", "tcp_throughput"}}), 1);
+}
+
+TEST_F(ProbeCollectorTest, FailuresCountedByReason) {
+  auto failed = Result(probe::ProbeKind::kUcxRtt, {"rail1"});
+  failed.success = false;
+  failed.error_reason = "timeout";
+  store_.Record(failed, minutes(5));
+  store_.Record(failed, minutes(5));
+  failed.error_reason = "refused";
+  store_.Record(failed, minutes(5));
+  const auto families = set_->Collect();
+  EXPECT_EQ(Sample(families, "rail_probe_errors_total", {{"reason", "timeout"}}), 2);
+  EXPECT_EQ(Sample(families, "rail_probe_errors_total", {{"reason", "refused"}}), 1);
+  EXPECT_EQ(Sample(families, "rail_probe_success", {{"kind", "ucx_rtt"}}), 0);
+  EXPECT_EQ(SampleCount(families, "rail_probe_rtt_run_seconds"), 0u);
+}
+
+TEST_F(ProbeCollectorTest, RttHistogramAndQuantiles) {
+  auto result = Result(probe::ProbeKind::kUcxRtt, {"rail0"});
+  result.message_size_bytes = 8;
+  result.rtt_samples_seconds = {10e-6, 12e-6, 11e-6, 50e-6};
+  result.rtt = probe::Summarise(result.rtt_samples_seconds);
+  store_.Record(result, minutes(5));
+  store_.Record(result, minutes(5));
+  const auto families = set_->Collect();
+  EXPECT_EQ(Sample(families, "rail_probe_rtt_run_seconds", {{"quantile", "0"}}), 10e-6);
+  EXPECT_EQ(Sample(families, "rail_probe_rtt_run_seconds", {{"quantile", "1"}}), 50e-6);
+  EXPECT_EQ(SampleCount(families, "rail_probe_throughput_bytes_per_second"), 0u)
+      << "a latency probe has no throughput";
+  const auto text = test::Serialize(families);
+  EXPECT_NE(text.find("rail_probe_rtt_seconds_count{kind=\"ucx_rtt\",peer=\"b\",rail=\"rail0\","
+                      "size=\"8\"} 8"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("rail_probe_rtt_seconds_bucket{kind=\"ucx_rtt\",peer=\"b\",rail=\"rail0\","
+                      "size=\"8\",le=\"+Inf\"} 8"),
+            std::string::npos);
+}
+
+TEST_F(ProbeCollectorTest, StripingSignals) {
+  auto capacity = Result(probe::ProbeKind::kMultirailCapacity, {"rail0", "rail1"});
+  capacity.throughput_bytes_per_second = 2e9;
+  store_.Record(capacity, minutes(5));
+  auto striped = Result(probe::ProbeKind::kUcxMultirailThroughput, {"rail0", "rail1"});
+  striped.throughput_bytes_per_second = 1.5e9;
+  striped.counters = {{"rail0", 900, 0, 0.9}, {"rail1", 100, 0, 0.1}};
+  store_.Record(striped, minutes(5));
+  const auto families = set_->Collect();
+  EXPECT_DOUBLE_EQ(*Sample(families, "rail_multirail_striping_efficiency", {{"peer", "b"}}), 0.75);
+  EXPECT_EQ(Sample(families, "rail_multirail_not_striping", {{"peer", "b"}}), 1);
+  EXPECT_EQ(Sample(families, "rail_share_ratio",
+                   {{"kind", "ucx_multirail_throughput"}, {"rail", "rail0"}}),
+            0.9);
+}
+
+}  // namespace
+}  // namespace rail

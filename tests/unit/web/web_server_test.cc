@@ -1,0 +1,130 @@
+#include "rail/web.h"
+
+#include <civetweb.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <prometheus/collectable.h>
+#include <prometheus/metric_family.h>
+
+#include <atomic>
+
+namespace rail {
+namespace {
+
+using ::testing::HasSubstr;
+
+class OneGauge final : public prometheus::Collectable {
+ public:
+  std::vector<prometheus::MetricFamily> Collect() const override {
+    ++scrapes;
+    prometheus::MetricFamily family;
+    family.name = "rail_test_value";
+    family.help = "A value for the test.";
+    family.type = prometheus::MetricType::Gauge;
+    family.metric.emplace_back();
+    family.metric.back().gauge.value = 42;
+    return {family};
+  }
+  mutable std::atomic<int> scrapes{0};
+};
+
+struct Response {
+  int status = 0;
+  std::string body;
+};
+
+Response Get(int port, const std::string& path) {
+  char error[256] = {};
+  mg_connection* connection =
+      mg_download("127.0.0.1", port, 0, error, sizeof(error),
+                  "GET %s HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n", path.c_str());
+  if (connection == nullptr) {
+    ADD_FAILURE() << "GET " << path << ": " << error;
+    return {};
+  }
+  Response response;
+  response.status = mg_get_response_info(connection)->status_code;
+  char buffer[4096];
+  int read = 0;
+  while ((read = mg_read(connection, buffer, sizeof(buffer))) > 0) {
+    response.body.append(buffer, static_cast<std::size_t>(read));
+  }
+  mg_close_connection(connection);
+  return response;
+}
+
+TEST(ListenAddressTest, NodeExporterSpellingsBecomeCivetwebPorts) {
+  EXPECT_EQ(ToCivetwebPort(":9840"), "9840");
+  EXPECT_EQ(ToCivetwebPort("127.0.0.1:0"), "127.0.0.1:0");
+  EXPECT_EQ(ToCivetwebPort("localhost:9840"), "127.0.0.1:9840");
+  EXPECT_EQ(ToCivetwebPort("[::1]:9840"), "[::1]:9840");
+  EXPECT_THROW(ToCivetwebPort("9840"), WebError);
+  EXPECT_THROW(ToCivetwebPort(":99999"), WebError);
+  EXPECT_THROW(ToCivetwebPort("host:port"), WebError);
+  EXPECT_THROW(ToCivetwebPort("a b:1"), WebError);
+}
+
+class WebServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override { mg_init_library(0); }
+  void TearDown() override { mg_exit_library(); }
+};
+
+TEST_F(WebServerTest, ServesMetricsAndLandingPage) {
+  auto metrics = std::make_shared<OneGauge>();
+  WebOptions options;
+  options.listen_addresses = {"127.0.0.1:0"};
+  WebServer server(options, metrics, [] { return std::string("<p>rails here</p>"); });
+  ASSERT_EQ(server.ListeningPorts().size(), 1u);
+  const int port = server.ListeningPorts().front();
+  ASSERT_GT(port, 0);
+
+  const auto scrape = Get(port, "/metrics");
+  EXPECT_EQ(scrape.status, 200);
+  EXPECT_THAT(scrape.body, HasSubstr("rail_test_value 42"));
+  EXPECT_EQ(metrics->scrapes.load(), 1);
+
+  const auto landing = Get(port, "/");
+  EXPECT_EQ(landing.status, 200);
+  EXPECT_EQ(landing.body, "<p>rails here</p>");
+
+  EXPECT_EQ(Get(port, "/nothing-here").status, 404);
+}
+
+TEST_F(WebServerTest, CustomTelemetryPath) {
+  auto metrics = std::make_shared<OneGauge>();
+  WebOptions options;
+  options.listen_addresses = {"127.0.0.1:0"};
+  options.telemetry_path = "/rail/metrics";
+  WebServer server(options, metrics, [] { return std::string("landing"); });
+  const int port = server.ListeningPorts().front();
+  EXPECT_THAT(Get(port, "/rail/metrics").body, HasSubstr("rail_test_value 42"));
+  EXPECT_EQ(Get(port, "/metrics").status, 404);
+}
+
+TEST_F(WebServerTest, TakenPortIsAClearError) {
+  auto metrics = std::make_shared<OneGauge>();
+  WebOptions options;
+  options.listen_addresses = {"127.0.0.1:0"};
+  WebServer first(options, metrics, [] { return std::string(); });
+  options.listen_addresses = {"127.0.0.1:" + std::to_string(first.ListeningPorts().front())};
+  try {
+    WebServer second(options, metrics, [] { return std::string(); });
+    FAIL() << "binding a taken port must fail";
+  } catch (const WebError& error) {
+    EXPECT_THAT(error.what(), HasSubstr("cannot listen on 127.0.0.1:"));
+  }
+}
+
+TEST_F(WebServerTest, RejectsBadOptions) {
+  auto metrics = std::make_shared<OneGauge>();
+  WebOptions options;
+  options.listen_addresses = {};
+  EXPECT_THROW(WebServer(options, metrics, [] { return std::string(); }), WebError);
+  options.listen_addresses = {"127.0.0.1:0"};
+  options.telemetry_path = "metrics";
+  EXPECT_THROW(WebServer(options, metrics, [] { return std::string(); }), WebError);
+}
+
+}  // namespace
+}  // namespace rail
