@@ -1,0 +1,102 @@
+// What a responder grants its peers. Another agent is trusted only as far as these limits: an
+// over-limit request gets a clear refusal and is counted, and the responder keeps serving others.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "rail/peer/framing.h"
+#include "rail/peer/messages.h"
+#include "rail/schedule/clock.h"
+
+namespace rail::peer {
+
+struct Limits {
+  std::size_t max_frame_bytes = kDefaultMaxFrameBytes;
+  std::size_t max_concurrent_sessions = 16;
+  std::uint64_t max_bytes_per_probe = std::uint64_t{16} << 30;  // 16 GiB: ~1.3 s at 100 Gbit/s
+  double max_seconds_per_probe = 30;
+  // Sustained rate of probe setups one peer may make, and how many it may make back to back
+  // (several kinds and rails falling due together). In any window of T seconds a peer gets at
+  // most probe_burst_per_peer + probes_per_minute_per_peer * T / 60 probes.
+  double probes_per_minute_per_peer = 60;
+  std::uint32_t probe_burst_per_peer = 10;
+};
+
+// nullopt when every limit is usable; otherwise an error naming the field.
+std::optional<std::string> ValidateLimits(const Limits& limits);
+
+// nullopt when `setup` stays within `limits`; otherwise a message for the peer that says which
+// limit it exceeded and by how much.
+std::optional<std::string> CheckProbeSetup(const Limits& limits, const ProbeSetup& setup);
+
+struct RateDecision {
+  bool allowed = false;
+  schedule::Duration retry_after{};  // when refused: the wait until a probe would be allowed
+  std::string error;                 // when refused: for the peer
+};
+
+// A token bucket per peer on an injected clock, kept as the generic cell rate algorithm: each
+// peer's state is the time at which its bucket would be full again, so all arithmetic is on
+// integer durations and exact. Thread-safe: shared by every session.
+class PeerRateLimiter {
+ public:
+  // Peers whose bucket has refilled are forgotten (a full bucket and no bucket are the same), and
+  // while `max_tracked_peers` peers are still refilling new ones are refused, so a flood of peers
+  // cannot grow memory without bound.
+  PeerRateLimiter(const schedule::Clock& clock, double per_minute, std::uint32_t burst,
+                  std::size_t max_tracked_peers = 4096);
+
+  RateDecision TryAcquire(std::string_view peer);
+  std::size_t tracked_peers() const;
+
+ private:
+  const schedule::Clock& clock_;
+  const double per_minute_;
+  const std::uint32_t burst_;
+  const schedule::Duration emission_interval_;  // one probe's worth of refill
+  const schedule::Duration tolerance_;          // (burst - 1) probes' worth
+  const std::size_t max_tracked_peers_;
+  mutable std::mutex mutex_;
+  std::unordered_map<std::string, schedule::TimePoint> full_again_at_;
+};
+
+// Counts concurrent sessions; a Slot gives its place back when destroyed. Thread-safe.
+class SessionSlots {
+ public:
+  class Slot {
+   public:
+    Slot(Slot&& other) noexcept : owner_(other.owner_) { other.owner_ = nullptr; }
+    Slot& operator=(Slot&&) = delete;
+    Slot(const Slot&) = delete;
+    Slot& operator=(const Slot&) = delete;
+    ~Slot() {
+      if (owner_ != nullptr) owner_->Release();
+    }
+
+   private:
+    friend class SessionSlots;
+    explicit Slot(SessionSlots* owner) : owner_(owner) {}
+    SessionSlots* owner_;
+  };
+
+  explicit SessionSlots(std::size_t max_sessions) : max_sessions_(max_sessions) {}
+
+  // nullopt when all slots are taken. The SessionSlots must outlive every Slot it hands out.
+  std::optional<Slot> TryAcquire();
+  std::size_t in_use() const;
+
+ private:
+  void Release();
+
+  const std::size_t max_sessions_;
+  mutable std::mutex mutex_;
+  std::size_t in_use_ = 0;
+};
+
+}  // namespace rail::peer

@@ -1,0 +1,42 @@
+// Counter cross-check: which rail's counters moved while a probe ran. RDMA rails read the port's
+// data counters (counters/port_xmit_data in 4-byte words, converted); netdev-only rails (TCP,
+// the lab's veths) read class/net/<netdev>/statistics/tx_bytes and rx_bytes.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "rail/probe/result.h"
+#include "rail/sysfs/filesystem.h"
+
+namespace rail::probe {
+
+struct RailCounterSample {
+  std::uint64_t transmit_bytes = 0;
+  std::uint64_t receive_bytes = 0;
+  bool valid = false;  // false when the counters could not be read
+};
+
+using RailCounterSnapshot = std::map<std::string, RailCounterSample>;  // by rail name
+
+class RailCounterReader {
+ public:
+  explicit RailCounterReader(const sysfs::Filesystem& sys) : sys_(sys) {}
+  RailCounterSample Read(const ProbeRail& rail) const;
+  RailCounterSnapshot Snapshot(const std::vector<ProbeRail>& rails) const;
+
+ private:
+  const sysfs::Filesystem& sys_;
+};
+
+// Per-rail deltas of `probed` rails with each one's share of their transmitted bytes; counters
+// that went backwards (device reset) count as zero. `other_rails_bytes` receives the bytes
+// transmitted on rails present in both snapshots but not probed.
+std::vector<RailCounterDelta> CounterDeltas(const RailCounterSnapshot& before,
+                                            const RailCounterSnapshot& after,
+                                            const std::vector<std::string>& probed,
+                                            std::uint64_t* other_rails_bytes);
+
+}  // namespace rail::probe

@@ -1,0 +1,63 @@
+// The latest result of every probe series and the cumulative figures collectors publish. Probes
+// write, scrapes read: a scrape never waits for a probe, only for this store's mutex, which is
+// held for copies only.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "rail/probe/result.h"
+
+namespace rail::probe {
+
+// A probe series: one kind against one peer over one set of rails at one message size.
+struct SeriesKey {
+  std::string kind;
+  std::string peer;
+  std::string rail;  // the rail, or the rails joined with "+" for multi-rail kinds
+  std::uint64_t message_size_bytes = 0;
+  auto operator<=>(const SeriesKey&) const = default;
+};
+
+struct SeriesState {
+  SeriesKey key;
+  ProbeResult last;
+  std::chrono::milliseconds interval{0};  // the schedule's; 0 for one-off runs
+  std::uint64_t runs = 0;
+  std::map<std::string, std::uint64_t> errors_by_reason;
+  // Cumulative round-trip histogram (bucket upper bounds are RttBuckets()).
+  std::vector<std::uint64_t> rtt_bucket_counts;  // per bucket, not cumulative
+  std::uint64_t rtt_count = 0;
+  double rtt_sum_seconds = 0;
+};
+
+std::string RailLabel(const std::vector<std::string>& rails);
+
+class ResultStore {
+ public:
+  using WallClock = std::function<std::chrono::system_clock::time_point()>;
+  explicit ResultStore(WallClock now = [] { return std::chrono::system_clock::now(); });
+
+  void Record(const ProbeResult& result, std::chrono::milliseconds interval);
+
+  std::vector<SeriesState> Snapshot() const;
+
+  // A result older than three intervals is no longer current: its gauges are withdrawn while
+  // its counters stay.
+  bool IsCurrent(const SeriesState& state) const;
+
+  const std::vector<double>& rtt_buckets() const { return rtt_buckets_; }
+
+ private:
+  WallClock now_;
+  std::vector<double> rtt_buckets_;
+  mutable std::mutex mutex_;
+  std::map<SeriesKey, SeriesState> series_;
+};
+
+}  // namespace rail::probe

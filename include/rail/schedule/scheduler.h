@@ -1,0 +1,142 @@
+// Decides when each probe runs. It does no I/O and never sleeps: the caller asks what should start
+// now (Poll), reports when a run ends (Finished) and sleeps until NextWakeUp, so tests drive it
+// with a FakeClock.
+//
+// Rules:
+// * Each job runs every `interval`, each interval drawn uniformly from
+//   interval * [1 - jitter, 1 + jitter] by a seedable generator, so that agents started together
+//   drift apart while a test with a fixed seed sees the same times every run. The first run is at
+//   start + interval * U[0, jitter]. Runs that were missed are not caught up: the next interval
+//   counts from the actual start.
+// * A job never overlaps itself.
+// * A bulk probe needs every one of its rails to itself: at most one bulk transfer per local rail
+//   at a time, and no latency probe on a rail while a bulk transfer uses it (the latency would
+//   measure the bulk transfer's queueing, not the rail).
+// * Jobs that are due start in the order they fell due; a bulk job kept waiting by busy rails
+//   reserves them, so a stream of short latency probes cannot starve it.
+// * Budget: per rail, the share of wall time bulk probes may take, and the bytes per hour all
+//   probes together may move. Validation refuses a configuration that could exceed either, using
+//   each job's timeout as the longest a run can take and its shortest jittered interval. At run
+//   time the bytes of the last hour (actual bytes once a run finishes) gate each start as well,
+//   so a probe that moved more than it declared cannot push the agent over.
+// * Timeouts always end a run: Poll reports a run past its deadline as timed out and releases its
+//   rails; a late Finished for it is ignored.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "rail/schedule/clock.h"
+
+namespace rail::schedule {
+
+enum class ProbeLoad {
+  kBulk,     // a throughput transfer that fills the rail
+  kLatency,  // small ping-pongs, disturbed by (and barely disturbing) other traffic
+};
+
+struct ProbeJob {
+  std::string name;  // unique; names the job in every call and error
+  std::string kind;
+  std::string peer;
+  std::vector<std::string> rails;  // local rails used; a multi-rail probe lists them all
+  ProbeLoad load = ProbeLoad::kLatency;
+  Duration interval{};
+  double jitter_fraction = 0;        // in [0, 1)
+  Duration timeout{};                // longest a run may take
+  std::uint64_t expected_bytes = 0;  // bytes one run moves (both directions); > 0 for bulk jobs
+};
+
+struct Budget {
+  double max_bulk_time_fraction_per_rail = 0.05;
+  std::uint64_t max_bytes_per_hour = std::uint64_t{1} << 40;  // 1 TiB
+};
+
+struct SchedulerOptions {
+  Budget budget;
+  std::uint64_t seed = 1;  // production passes a random seed; tests a fixed one
+};
+
+// nullopt when the jobs are well-formed and fit the budget; otherwise an error that names the
+// offending job (and rail).
+std::optional<std::string> ValidateJobs(const std::vector<ProbeJob>& jobs, const Budget& budget);
+
+struct StartOrder {
+  std::string name;
+  TimePoint deadline;  // the run is reported as timed out at this time
+};
+
+struct PollResult {
+  std::vector<std::string> timed_out;  // runs that passed their deadline; their rails are free
+  std::vector<StartOrder> start;       // runs to start now, already marked running
+};
+
+class Scheduler {
+ public:
+  // nullptr and `error` set when ValidateJobs refuses the jobs. `clock` must outlive the
+  // scheduler; the jobs' first runs are placed relative to its current time.
+  static std::unique_ptr<Scheduler> Create(std::vector<ProbeJob> jobs, SchedulerOptions options,
+                                           const Clock& clock, std::string* error);
+
+  PollResult Poll();
+  // Ends a run and frees its rails; call Poll afterwards, as waiting jobs may start now. Returns
+  // false (and changes nothing) when `name` is not running: unknown, or already timed out.
+  bool Finished(std::string_view name, std::uint64_t bytes_moved);
+  // When Poll next has something to do: a job falling due, a deadline, or bytes leaving the
+  // budget window. The current time when something can start right away; nullopt when nothing
+  // will ever happen (no jobs). Jobs waiting for rails are woken by Finished or a deadline.
+  std::optional<TimePoint> NextWakeUp() const;
+
+  bool IsRunning(std::string_view name) const;
+  // Bytes counted against the budget over the last hour.
+  std::uint64_t BytesInLastHour() const;
+
+ private:
+  struct JobState {
+    ProbeJob job;
+    TimePoint next_due;
+    bool running = false;
+    TimePoint deadline;
+    std::uint64_t run_id = 0;
+  };
+  struct RailState {
+    int bulk_runs = 0;
+    int latency_runs = 0;
+  };
+  struct WindowEntry {
+    TimePoint started;
+    std::uint64_t bytes;
+    std::uint64_t run_id;
+  };
+  struct Plan {
+    std::vector<std::size_t> start;           // job indices
+    std::optional<TimePoint> budget_release;  // when a job held back by the byte budget may go
+  };
+
+  Scheduler(std::vector<ProbeJob> jobs, SchedulerOptions options, const Clock& clock);
+  Plan MakePlan(TimePoint now) const;
+  std::uint64_t WindowBytes(TimePoint now) const;
+  std::optional<TimePoint> BudgetReleaseTime(TimePoint now, std::uint64_t wanted) const;
+  Duration JitteredInterval(const ProbeJob& job, double low_fraction, double high_fraction);
+  void StartJob(std::size_t index, TimePoint now);
+  void EndRun(JobState& state);
+  JobState* FindJob(std::string_view name);
+  const JobState* FindJob(std::string_view name) const;
+
+  const Clock& clock_;
+  SchedulerOptions options_;
+  std::vector<JobState> jobs_;
+  std::map<std::string, RailState, std::less<>> rails_;
+  std::deque<WindowEntry> window_;  // runs started in the last hour, oldest first
+  std::mt19937_64 random_;
+  std::uint64_t next_run_id_ = 1;
+};
+
+}  // namespace rail::schedule

@@ -1,0 +1,88 @@
+#include "rail/probe/counters.h"
+
+#include <algorithm>
+
+#include "rail/sysfs/values.h"
+
+namespace rail::probe {
+namespace {
+
+bool ReadUnsigned(const sysfs::Filesystem& sys, const std::string& path, std::uint64_t* value) {
+  std::string text;
+  if (sys.ReadFile(path, &text) != 0) return false;
+  const auto parsed = sysfs::ParseUnsigned(text);
+  if (!parsed) return false;
+  *value = *parsed;
+  return true;
+}
+
+std::uint64_t Delta(std::uint64_t before, std::uint64_t after) {
+  return after >= before ? after - before : 0;
+}
+
+}  // namespace
+
+RailCounterSample RailCounterReader::Read(const ProbeRail& rail) const {
+  RailCounterSample sample;
+  if (!rail.rdma_device.empty()) {
+    const std::string counters = "class/infiniband/" + rail.rdma_device + "/ports/" +
+                                 std::to_string(rail.rdma_port) + "/counters/";
+    std::uint64_t transmit_words = 0;
+    std::uint64_t receive_words = 0;
+    // port_xmit_data and port_rcv_data count 4-byte words.
+    if (ReadUnsigned(sys_, counters + "port_xmit_data", &transmit_words) &&
+        ReadUnsigned(sys_, counters + "port_rcv_data", &receive_words)) {
+      sample.transmit_bytes = transmit_words * 4;
+      sample.receive_bytes = receive_words * 4;
+      sample.valid = true;
+      return sample;
+    }
+  }
+  if (!rail.netdev.empty()) {
+    const std::string statistics = "class/net/" + rail.netdev + "/statistics/";
+    sample.valid = ReadUnsigned(sys_, statistics + "tx_bytes", &sample.transmit_bytes) &&
+                   ReadUnsigned(sys_, statistics + "rx_bytes", &sample.receive_bytes);
+  }
+  return sample;
+}
+
+RailCounterSnapshot RailCounterReader::Snapshot(const std::vector<ProbeRail>& rails) const {
+  RailCounterSnapshot snapshot;
+  for (const auto& rail : rails) snapshot[rail.name] = Read(rail);
+  return snapshot;
+}
+
+std::vector<RailCounterDelta> CounterDeltas(const RailCounterSnapshot& before,
+                                            const RailCounterSnapshot& after,
+                                            const std::vector<std::string>& probed,
+                                            std::uint64_t* other_rails_bytes) {
+  std::vector<RailCounterDelta> deltas;
+  std::uint64_t total = 0;
+  for (const auto& rail : probed) {
+    const auto b = before.find(rail);
+    const auto a = after.find(rail);
+    if (b == before.end() || a == after.end() || !b->second.valid || !a->second.valid) continue;
+    RailCounterDelta delta;
+    delta.rail = rail;
+    delta.transmit_bytes = Delta(b->second.transmit_bytes, a->second.transmit_bytes);
+    delta.receive_bytes = Delta(b->second.receive_bytes, a->second.receive_bytes);
+    total += delta.transmit_bytes;
+    deltas.push_back(delta);
+  }
+  for (auto& delta : deltas) {
+    delta.share = total == 0 ? 0 : static_cast<double>(delta.transmit_bytes) /
+                                       static_cast<double>(total);
+  }
+  if (other_rails_bytes != nullptr) {
+    *other_rails_bytes = 0;
+    for (const auto& [rail, sample] : after) {
+      if (std::find(probed.begin(), probed.end(), rail) != probed.end()) continue;
+      const auto b = before.find(rail);
+      if (b == before.end() || !b->second.valid || !sample.valid) continue;
+      *other_rails_bytes += Delta(b->second.transmit_bytes, sample.transmit_bytes);
+    }
+  }
+  return deltas;
+}
+
+}  // namespace rail::probe

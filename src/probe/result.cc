@@ -1,0 +1,56 @@
+#include "rail/probe/result.h"
+
+namespace rail::probe {
+namespace {
+
+struct KindName {
+  ProbeKind kind;
+  const char* name;
+};
+
+constexpr KindName kKindNames[] = {
+    {ProbeKind::kUcxThroughput, "ucx_throughput"},
+    {ProbeKind::kUcxRtt, "ucx_rtt"},
+    {ProbeKind::kMultirailCapacity, "multirail_capacity"},
+    {ProbeKind::kUcxMultirailThroughput, "ucx_multirail_throughput"},
+    {ProbeKind::kTcpThroughput, "tcp_throughput"},
+    {ProbeKind::kTcpRtt, "tcp_rtt"},
+};
+
+}  // namespace
+
+const char* ProbeKindName(ProbeKind kind) {
+  for (const auto& entry : kKindNames) {
+    if (entry.kind == kind) return entry.name;
+  }
+  return "unknown";
+}
+
+std::optional<ProbeKind> ParseProbeKind(const std::string& name) {
+  for (const auto& entry : kKindNames) {
+    if (name == entry.name) return entry.kind;
+  }
+  return std::nullopt;
+}
+
+bool IsBulk(ProbeKind kind) {
+  return kind != ProbeKind::kUcxRtt && kind != ProbeKind::kTcpRtt;
+}
+
+const char* UcxOperationName(UcxOperation operation) {
+  switch (operation) {
+    case UcxOperation::kPut: return "put";
+    case UcxOperation::kGet: return "get";
+    case UcxOperation::kAm: return "am";
+  }
+  return "unknown";
+}
+
+std::optional<UcxOperation> ParseUcxOperation(const std::string& name) {
+  if (name == "put") return UcxOperation::kPut;
+  if (name == "get") return UcxOperation::kGet;
+  if (name == "am") return UcxOperation::kAm;
+  return std::nullopt;
+}
+
+}  // namespace rail::probe

@@ -1,0 +1,52 @@
+#include "rail/probe/result_store.h"
+
+#include <algorithm>
+
+#include "rail/probe/stats.h"
+
+namespace rail::probe {
+
+std::string RailLabel(const std::vector<std::string>& rails) {
+  std::string label;
+  for (const auto& rail : rails) label += (label.empty() ? "" : "+") + rail;
+  return label;
+}
+
+ResultStore::ResultStore(WallClock now) : now_(std::move(now)), rtt_buckets_(RttBuckets()) {}
+
+void ResultStore::Record(const ProbeResult& result, std::chrono::milliseconds interval) {
+  SeriesKey key{ProbeKindName(result.kind), result.peer, RailLabel(result.rails),
+                result.message_size_bytes};
+  std::lock_guard lock(mutex_);
+  auto& state = series_[key];
+  state.key = key;
+  state.last = result;
+  state.interval = interval;
+  ++state.runs;
+  if (!result.success) ++state.errors_by_reason[result.error_reason];
+  if (state.rtt_bucket_counts.empty()) state.rtt_bucket_counts.assign(rtt_buckets_.size(), 0);
+  for (const double sample : result.rtt_samples_seconds) {
+    // Samples above the last bound only count in +Inf, i.e. in rtt_count.
+    const auto bucket = std::lower_bound(rtt_buckets_.begin(), rtt_buckets_.end(), sample);
+    if (bucket != rtt_buckets_.end()) ++state.rtt_bucket_counts[bucket - rtt_buckets_.begin()];
+    ++state.rtt_count;
+    state.rtt_sum_seconds += sample;
+  }
+  // The samples are summarised and counted; the store does not keep them.
+  state.last.rtt_samples_seconds.clear();
+}
+
+std::vector<SeriesState> ResultStore::Snapshot() const {
+  std::lock_guard lock(mutex_);
+  std::vector<SeriesState> states;
+  states.reserve(series_.size());
+  for (const auto& [key, state] : series_) states.push_back(state);
+  return states;
+}
+
+bool ResultStore::IsCurrent(const SeriesState& state) const {
+  if (state.interval.count() == 0) return true;
+  return now_() - state.last.finished_at <= 3 * state.interval;
+}
+
+}  // namespace rail::probe
