@@ -3,6 +3,8 @@
 #include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
 
+#include <malloc.h>
+
 #include <csignal>
 #include <iostream>
 #include <map>
@@ -11,6 +13,7 @@
 #include "rail/build_info.h"
 #include "rail/collector.h"
 #include "rail/logging.h"
+#include "rail/probe_command.h"
 
 namespace {
 
@@ -49,6 +52,38 @@ int main(int argc, char** argv) {
   app.add_option("--log.level", log_level, "Log level: debug, info, warn, error");
   app.add_option("--log.format", log_format, "Log format: logfmt or json");
   app.add_flag("--version", show_version, "Print the version and exit");
+  std::string gid_refresh = "30s";
+  app.add_option("--collector.gid.refresh-interval", gid_refresh,
+                 "Re-read GID tables at most this often (e.g. 30s; 0s: every scrape)");
+  app.add_flag("--peer.insecure", options.peer_insecure,
+               "Accept and probe peers without a shared secret (lab use only)");
+
+  rail::ProbeCommandOptions probe_options;
+  std::string probe_duration = "2s";
+  std::string probe_timeout = "0s";
+  auto* probe_command = app.add_subcommand(
+      "probe", "Run one probe against a peer agent now and print the result (rails as rows)");
+  // --config.file, --path.sysfs and --peer.insecure may also follow `probe`.
+  probe_command->fallthrough();
+  probe_command->add_option("--peer", probe_options.peer, "Peer agent's responder, HOST[:PORT]")
+      ->required();
+  probe_command->add_option("--kind", probe_options.kind,
+                            "ucx_throughput, ucx_rtt, multirail_capacity, "
+                            "ucx_multirail_throughput, tcp_throughput or tcp_rtt")
+      ->required();
+  probe_command->add_option("--rail", probe_options.rails, "Rail to probe (repeatable; default: all)");
+  probe_command->add_option("--output", probe_options.output, "table or json");
+  probe_command->add_option("--operation", probe_options.operation, "UCX operation: put, get, am");
+  probe_command->add_option("--size", probe_options.message_sizes_bytes,
+                            "Message size in bytes (repeatable; default: the kind's)");
+  probe_command->add_option("--window", probe_options.window, "Outstanding UCX operations");
+  probe_command->add_option("--streams", probe_options.streams, "Parallel TCP streams");
+  probe_command->add_option("--duration", probe_duration, "How long data moves, e.g. 2s");
+  probe_command->add_option("--timeout", probe_timeout, "Hard end of the probe (0s: duration+10s)");
+  probe_command->add_option("--ucx-transports", probe_options.ucx_transports,
+                            "UCX_TLS for the probe (default: UCX's choice)");
+  probe_command->add_option("--peer.secret-file", probe_options.secret_file,
+                            "Shared secret (default: the configuration's responder.secret_file)");
 
   std::map<std::string, bool> enabled;
   for (const auto& info : rail::KnownCollectors()) {
@@ -73,6 +108,37 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (!config_file.empty()) options.config_file = config_file;
+  if (*probe_command) {
+    const auto duration = rail::ParseDuration(probe_duration);
+    const auto timeout = rail::ParseDuration(probe_timeout);
+    if (!duration || !timeout || duration->count() <= 0) {
+      std::cerr << "rail_exporter probe: --duration/--timeout: expected durations such as 2s\n";
+      return 2;
+    }
+    probe_options.duration = *duration;
+    probe_options.timeout = *timeout;
+    probe_options.sysfs_root = options.sysfs_root;
+    probe_options.config_file = options.config_file;
+    probe_options.insecure = options.peer_insecure;
+    try {
+      rail::ConfigureLogging(log_level, log_format);
+    } catch (const std::exception& error) {
+      std::cerr << "rail_exporter: " << error.what() << "\n";
+      return 2;
+    }
+    return rail::RunProbeCommand(probe_options, std::cout, std::cerr);
+  }
+  if (const auto interval = rail::ParseDuration(gid_refresh)) {
+    options.gid_refresh_interval = *interval;
+  } else {
+    std::cerr << "rail_exporter: --collector.gid.refresh-interval: expected a duration such as "
+                 "30s, got '"
+              << gid_refresh << "' (see --help)\n";
+    return 2;
+  }
+  // Each civetweb worker would otherwise keep a malloc arena of its own sized by the largest
+  // scrape it served: two arenas keep the agent's peak RSS low on large hosts.
+  mallopt(M_ARENA_MAX, 2);
   for (const auto& [name, on] : enabled) {
     if (on) options.collectors.push_back(name);
   }

@@ -3,6 +3,9 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -15,8 +18,21 @@
 namespace rail {
 
 class CollectorSet;
+class GidCache;
+class ProbeRunner;
 namespace sysfs {
 class RootedFilesystem;
+}
+namespace peer {
+class Responder;
+class ReplayCache;
+}
+namespace probe {
+class ResultStore;
+class RailCounterReader;
+}
+namespace schedule {
+class SteadyClock;
 }
 class WebServer;
 
@@ -28,6 +44,9 @@ struct AgentOptions {
   std::vector<std::string> collectors;  // enabled collector names
   std::string device_include;           // regex on RDMA device names; empty: all
   std::string device_exclude;           // regex on RDMA device names; empty: none
+  bool peer_insecure = false;           // --peer.insecure: accept and probe peers without secret
+  // --collector.gid.refresh-interval: GID tables are re-read at most this often (0: every scrape).
+  std::chrono::milliseconds gid_refresh_interval{30000};
 };
 
 class AgentError : public std::runtime_error {
@@ -45,17 +64,30 @@ class Agent {
   Agent& operator=(const Agent&) = delete;
 
   std::vector<int> ListeningPorts() const;
+  // The responder's control port; 0 when it does not run.
+  std::uint16_t ResponderPort() const;
   std::shared_ptr<CollectorSet> collectors() const { return collectors_; }
   std::string RenderLandingPage() const;
 
  private:
+  void StartResponder();
+  void StartProbes();
+
+  // Declaration order is teardown order, reversed: probes and responder stop before what they use.
   AgentOptions options_;
   AgentConfig config_;
   std::unique_ptr<sysfs::RootedFilesystem> sys_;
   std::unique_ptr<sysfs::RootedFilesystem> proc_;
   std::unique_ptr<sysfs::RootedFilesystem> self_proc_;
+  std::unique_ptr<schedule::SteadyClock> clock_;
+  std::unique_ptr<peer::ReplayCache> seen_responder_nonces_;
+  std::unique_ptr<probe::ResultStore> results_;
+  std::unique_ptr<probe::RailCounterReader> counter_reader_;
+  std::unique_ptr<GidCache> gid_cache_;
   std::shared_ptr<CollectorSet> collectors_;
   std::unique_ptr<WebServer> web_;
+  std::unique_ptr<peer::Responder> responder_;
+  std::unique_ptr<ProbeRunner> runner_;
 };
 
 // Builds the device filter of --collector.infiniband.device-include/-exclude. Throws AgentError

@@ -3,6 +3,7 @@
 // them. Collectors never read files themselves.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -15,8 +16,12 @@
 
 namespace rail {
 
+class GidCache;
 namespace probe {
 class ResultStore;
+}
+namespace peer {
+struct ResponderStats;
 }
 
 struct SnapshotSources {
@@ -24,8 +29,10 @@ struct SnapshotSources {
   const sysfs::Filesystem* proc = nullptr;  // --path.procfs
   const sysfs::Filesystem* self_proc = nullptr;  // the real /proc, for the agent's own figures
   sysfs::InfinibandReadOptions infiniband;  // what of each device is read, and which devices
+  GidCache* gid_cache = nullptr;  // when set, GID tables come through it (infiniband.gids)
   const AgentConfig* config = nullptr;
   const probe::ResultStore* results = nullptr;  // probe results; null when no probe runs
+  std::function<peer::ResponderStats()> responder_stats;  // empty when no responder runs
 };
 
 class ScrapeSnapshot {

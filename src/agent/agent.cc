@@ -4,7 +4,14 @@
 
 #include <regex>
 
+#include "rail/build_info.h"
 #include "rail/collector_set.h"
+#include "rail/gid_cache.h"
+#include "rail/peer/client.h"
+#include "rail/peer/responder.h"
+#include "rail/probe/handler_factory.h"
+#include "rail/probe/result_store.h"
+#include "rail/probing.h"
 #include "rail/sysfs/filesystem.h"
 
 namespace rail {
@@ -56,19 +63,29 @@ Agent::Agent(const AgentOptions& options) : options_(options) {
   proc_ = std::make_unique<sysfs::RootedFilesystem>(options_.procfs_root);
   self_proc_ = std::make_unique<sysfs::RootedFilesystem>("/proc");
 
+  clock_ = std::make_unique<schedule::SteadyClock>();
+  results_ = std::make_unique<probe::ResultStore>();
+  counter_reader_ = std::make_unique<probe::RailCounterReader>(*sys_);
+
   SnapshotSources sources;
+  sources.results = results_.get();
+  sources.responder_stats = [this]() {
+    return responder_ ? responder_->Snapshot() : peer::ResponderStats{};
+  };
   sources.sys = sys_.get();
   sources.proc = proc_.get();
   sources.self_proc = self_proc_.get();
   sources.config = &config_;
   sources.infiniband.device_filter = MakeDeviceFilter(options_.device_include,
                                                       options_.device_exclude);
-  // Only what an enabled collector publishes is read: GIDs also name a rail's netdev and IPv4.
+  // Only what an enabled collector publishes is read: GIDs also give a rail its IPv4 (netclass
+  // finds a rail's netdev through device/net/ when GIDs are not read).
   sources.infiniband.counters = Enabled(options_.collectors, "infiniband");
   sources.infiniband.hw_counters = Enabled(options_.collectors, "infiniband");
   sources.infiniband.gids =
-      Enabled(options_.collectors, "gid") || Enabled(options_.collectors, "rails") ||
-      Enabled(options_.collectors, "netclass");
+      Enabled(options_.collectors, "gid") || Enabled(options_.collectors, "rails");
+  gid_cache_ = std::make_unique<GidCache>(options_.gid_refresh_interval);
+  sources.gid_cache = gid_cache_.get();
   collectors_ = std::make_shared<CollectorSet>(sources, options_.collectors);
 
   {
@@ -85,13 +102,111 @@ Agent::Agent(const AgentOptions& options) : options_(options) {
   }
   web_ = std::make_unique<WebServer>(options_.web, collectors_,
                                      [this] { return RenderLandingPage(); });
+  StartResponder();
+  StartProbes();
   std::string ports;
   for (int port : web_->ListeningPorts()) ports += (ports.empty() ? "" : ",") + std::to_string(port);
   spdlog::info("listening on port(s) {}, metrics at {}", ports, options_.web.telemetry_path);
 }
 
-Agent::~Agent() = default;
+Agent::~Agent() {
+  if (runner_) runner_->Stop();
+  if (responder_) responder_->Stop();
+}
 
 std::vector<int> Agent::ListeningPorts() const { return web_->ListeningPorts(); }
+
+std::uint16_t Agent::ResponderPort() const {
+  return responder_ ? responder_->ListeningPort() : std::uint16_t{0};
+}
+
+namespace {
+
+std::shared_ptr<const peer::Secret> LoadSecret(const AgentConfig& config) {
+  if (!config.responder.secret_file) return nullptr;
+  std::string error;
+  auto secret = peer::LoadSecretFile(*config.responder.secret_file, &error);
+  if (!secret) throw AgentError("responder.secret_file: " + error);
+  return secret;
+}
+
+peer::AgentVersions OurVersions() {
+  const auto& build = GetBuildInfo();
+  return {build.version, build.ucx_version};
+}
+
+// The rails as the probes use them, read once at start.
+std::vector<probe::ProbeRail> LocalProbeRails(const sysfs::Filesystem& sys,
+                                              const AgentConfig& config,
+                                              const std::function<bool(const std::string&)>& filter) {
+  sysfs::ReadErrors errors;
+  sysfs::InfinibandReadOptions read;
+  read.counters = false;
+  read.hw_counters = false;
+  read.device_filter = filter;
+  return MakeProbeRails(DiscoverRails(sysfs::ReadInfiniband(sys, read, errors), config));
+}
+
+}  // namespace
+
+void Agent::StartResponder() {
+  const auto& config = config_.responder;
+  if (config.listen_address.empty()) return;
+  std::string error;
+  // ":9841" (node_exporter's spelling) listens on every address.
+  const bool every_address = config.listen_address.front() == ':';
+  const auto address = peer::ParseHostPort(
+      every_address ? "0.0.0.0" + config.listen_address : config.listen_address,
+      peer::kDefaultResponderPort, &error);
+  if (!address) throw AgentError("responder.listen_address: " + error);
+  peer::ResponderOptions options;
+  options.listen_host = every_address ? "" : address->host;
+  options.port = address->port;
+  options.secret = LoadSecret(config_);
+  options.insecure = config.insecure || options_.peer_insecure;
+  options.versions = OurVersions();
+  options.limits.max_frame_bytes = config.max_frame_bytes;
+  options.limits.max_concurrent_sessions = config.max_concurrent_sessions;
+  options.limits.max_bytes_per_probe = config.max_bytes_per_probe;
+  options.limits.max_seconds_per_probe = config.max_seconds_per_probe;
+  options.limits.probes_per_minute_per_peer = config.probes_per_minute_per_peer;
+  options.limits.probe_burst_per_peer = config.probe_burst_per_peer;
+  options.clock = clock_.get();
+  if (!options.secret && !options.insecure) {
+    spdlog::warn("responder: no responder.secret_file and no --peer.insecure: every peer will "
+                 "be refused");
+  }
+  auto rails = LocalProbeRails(*sys_, config_, MakeDeviceFilter(options_.device_include,
+                                                               options_.device_exclude));
+  responder_ = std::make_unique<peer::Responder>(std::move(options),
+                                                 probe::MakeProbeHandlerFactory(rails));
+  if (!responder_->Start(&error)) throw AgentError("responder: " + error);
+  spdlog::info("responder listening on port {}", responder_->ListeningPort());
+}
+
+void Agent::StartProbes() {
+  if (config_.probes.empty()) return;
+  auto rails = LocalProbeRails(*sys_, config_, MakeDeviceFilter(options_.device_include,
+                                                               options_.device_exclude));
+  auto plan = PlanProbes(config_, rails);
+  auto secret = LoadSecret(config_);
+  if (!secret && !(config_.responder.insecure || options_.peer_insecure)) {
+    throw AgentError("probes need responder.secret_file (or --peer.insecure) to reach peers");
+  }
+  seen_responder_nonces_ = std::make_unique<peer::ReplayCache>(*clock_, 4096,
+                                                               std::chrono::hours(1));
+  probe::ProbeContext context;
+  context.connect = peer::MakePeerConnector(secret, OurVersions(), *seen_responder_nonces_);
+  context.counters = counter_reader_.get();
+  context.all_rails = rails;
+  schedule::Budget budget;
+  budget.max_bulk_time_fraction_per_rail = config_.budget.max_bulk_time_fraction_per_rail;
+  budget.max_bytes_per_hour = config_.budget.max_bytes_per_hour;
+  const auto jobs = plan.size();
+  runner_ = std::make_unique<ProbeRunner>(std::move(plan), budget, std::move(context), *results_);
+  std::string error;
+  if (!runner_->Start(&error)) throw AgentError("probes: " + error);
+  spdlog::info("scheduled {} probe job(s) over {} rail(s)", jobs, rails.size());
+}
 
 }  // namespace rail

@@ -60,16 +60,16 @@ void ConfigureLogging(const std::string& level, const std::string& format) {
   }
   std::string pattern;
   if (format == "logfmt") {
-    pattern = "ts=%Y-%m-%dT%H:%M:%S.%eZ level=%= msg=%*";
+    pattern = "ts=%Y-%m-%dT%H:%M:%S.%eZ level=%k msg=%*";
   } else if (format == "json") {
-    pattern = R"({"ts":"%Y-%m-%dT%H:%M:%S.%eZ","level":"%=","msg":%*})";
+    pattern = R"({"ts":"%Y-%m-%dT%H:%M:%S.%eZ","level":"%k","msg":%*})";
   } else {
     throw AgentError("--log.format: expected logfmt or json, got '" + format + "'");
   }
   auto logger = std::make_shared<spdlog::logger>(
       "rail_exporter", std::make_shared<spdlog::sinks::stderr_sink_mt>());
   auto formatter = std::make_unique<spdlog::pattern_formatter>(spdlog::pattern_time_type::utc);
-  formatter->add_flag<QuotedMessage>('*').add_flag<LevelName>('=').set_pattern(pattern);
+  formatter->add_flag<QuotedMessage>('*').add_flag<LevelName>('k').set_pattern(pattern);
   logger->set_formatter(std::move(formatter));
   logger->set_level(parsed);
   logger->flush_on(spdlog::level::warn);

@@ -103,9 +103,11 @@ class ProbeCollector final : public Collector {
       if (probe::IsBulk(*probe::ParseProbeKind(state.key.kind))) {
         throughput.Add(series, result.throughput_bytes_per_second);
       }
+      const std::string size = std::to_string(state.key.message_size_bytes);
       for (const auto& rail : result.per_rail) {
-        rail_throughput.Add({{"kind", state.key.kind}, {"peer", result.peer}, {"rail", rail.rail}},
-                            rail.bytes_per_second);
+        rail_throughput.Add(
+            {{"kind", state.key.kind}, {"peer", result.peer}, {"rail", rail.rail}, {"size", size}},
+            rail.bytes_per_second);
       }
       if (result.rtt) {
         const std::pair<const char*, double> points[] = {
@@ -124,7 +126,13 @@ class ProbeCollector final : public Collector {
                       1);
       }
       for (const auto& delta : result.counters) {
-        const Labels rail = {{"kind", state.key.kind}, {"peer", result.peer}, {"rail", delta.rail}};
+        // Rails the run did not use are summed in rail_probe_other_rails_transmit_bytes.
+        if (std::find(result.rails.begin(), result.rails.end(), delta.rail) ==
+            result.rails.end()) {
+          continue;
+        }
+        const Labels rail = {
+            {"kind", state.key.kind}, {"peer", result.peer}, {"rail", delta.rail}, {"size", size}};
         counter_bytes.Add(rail, static_cast<double>(delta.transmit_bytes));
         if (result.rails.size() > 1) share.Add(rail, delta.share);
       }

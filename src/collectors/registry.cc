@@ -15,6 +15,7 @@ const std::vector<CollectorInfo>& KnownCollectors() {
       {"bonding", "Bonds: mode, slaves, slave state and link failures", true},
       {"exporter", "The agent itself: build, RDMA device count, process figures", true},
       {"probe", "Results of the scheduled probes and the peers' versions", true},
+      {"responder", "The responder answering other agents' probes", true},
   };
   return kCollectors;
 }
@@ -24,7 +25,7 @@ std::unique_ptr<Collector> MakeCollector(const std::string& name) {
       {"infiniband", MakeInfinibandCollector}, {"gid", MakeGidCollector},
       {"rails", MakeRailsCollector},           {"netclass", MakeNetclassCollector},
       {"bonding", MakeBondingCollector},       {"exporter", MakeExporterCollector},
-      {"probe", MakeProbeCollector},
+      {"probe", MakeProbeCollector},           {"responder", MakeResponderCollector},
   };
   const auto factory = kFactories.find(name);
   return factory == kFactories.end() ? nullptr : factory->second();

@@ -15,5 +15,6 @@ std::unique_ptr<Collector> MakeNetclassCollector();
 std::unique_ptr<Collector> MakeBondingCollector();
 std::unique_ptr<Collector> MakeExporterCollector();
 std::unique_ptr<Collector> MakeProbeCollector();
+std::unique_ptr<Collector> MakeResponderCollector();
 
 }  // namespace rail

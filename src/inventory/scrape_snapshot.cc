@@ -2,10 +2,26 @@
 
 #include <set>
 
+#include "rail/gid_cache.h"
+
 namespace rail {
 
 const std::vector<sysfs::InfinibandDevice>& ScrapeSnapshot::Devices() {
-  if (!devices_) devices_ = sysfs::ReadInfiniband(*sources_.sys, sources_.infiniband, errors_);
+  if (devices_) return *devices_;
+  if (sources_.gid_cache == nullptr || !sources_.infiniband.gids) {
+    devices_ = sysfs::ReadInfiniband(*sources_.sys, sources_.infiniband, errors_);
+    return *devices_;
+  }
+  auto options = sources_.infiniband;
+  options.gids = false;
+  devices_ = sysfs::ReadInfiniband(*sources_.sys, options, errors_);
+  for (auto& device : *devices_) {
+    for (auto& port : device.ports) {
+      port.gids = sources_.gid_cache->Get(device.name, port.number, [&] {
+        return sysfs::ReadGidTable(*sources_.sys, device.name, port.number, errors_);
+      });
+    }
+  }
   return *devices_;
 }
 

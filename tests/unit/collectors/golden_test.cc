@@ -53,7 +53,22 @@ void ExpectGolden(const std::string& tree, const std::string& golden_name) {
   }
   const std::string expected = ReadFile(golden_path);
   ASSERT_FALSE(expected.empty()) << golden_path << " is missing; run with RAIL_UPDATE_GOLDEN=1";
-  EXPECT_EQ(actual, expected) << "scrape of " << tree << " differs from " << golden_path;
+  // Report the first differing line only: the whole scrape is hundreds of lines.
+  std::istringstream actual_lines(actual);
+  std::istringstream expected_lines(expected);
+  std::string actual_line;
+  std::string expected_line;
+  for (int line = 1;; ++line) {
+    const bool more_actual = static_cast<bool>(std::getline(actual_lines, actual_line));
+    const bool more_expected = static_cast<bool>(std::getline(expected_lines, expected_line));
+    if (!more_actual && !more_expected) break;
+    if (!more_actual || !more_expected || actual_line != expected_line) {
+      ADD_FAILURE() << "scrape of " << tree << " differs from " << golden_path << " at line "
+                    << line << "\n  expected: " << (more_expected ? expected_line : "<end>")
+                    << "\n  actual:   " << (more_actual ? actual_line : "<end>");
+      break;
+    }
+  }
 }
 
 TEST(GoldenTest, SparkDualRailScrape) { ExpectGolden("spark-dual-rail", "spark-dual-rail.prom"); }

@@ -130,5 +130,20 @@ TEST_F(ProbeCollectorTest, StripingSignals) {
             0.9);
 }
 
+TEST_F(ProbeCollectorTest, CountersOfRailsTheRunDidNotUseAreNotSeriesOfTheirOwn) {
+  // Two single-rail series that both saw bytes on the other rail must not produce the same
+  // series twice (a scrape with duplicate series is rejected whole).
+  for (const std::string rail : {"rail0", "rail1"}) {
+    auto result = Result(probe::ProbeKind::kTcpRtt, {rail});
+    result.counters = {{"rail0", 100, 0, 0}, {"rail1", 200, 0, 0}};
+    result.bytes_on_other_rails = 7;
+    store_.Record(result, minutes(5));
+  }
+  const auto families = set_->Collect();
+  EXPECT_EQ(SampleCount(families, "rail_probe_counter_transmit_bytes"), 2u);
+  EXPECT_EQ(Sample(families, "rail_probe_counter_transmit_bytes", {{"rail", "rail1"}}), 200);
+  EXPECT_EQ(Sample(families, "rail_probe_other_rails_transmit_bytes", {{"rail", "rail0"}}), 7);
+}
+
 }  // namespace
 }  // namespace rail

@@ -1,0 +1,109 @@
+// The TCP probe kinds and their responder halves.
+//
+// tcp_throughput (like `iperf3 -P N`): the initiator connects `params.streams` streams from the
+// rail's local IPv4 (and SO_BINDTODEVICE to its netdev, which may be a bond, when permitted) to
+// the sink the responder opened on its rail, and each stream's thread sends a buffer of
+// message_sizes_bytes[0] with blocking send() until params.duration has passed or the probe's
+// byte budget (kTcpThroughputMaxBytes) is spent. The reported throughput is the RECEIVER's byte
+// count divided by the receiver's active time (first to last byte received), both from the
+// peer's probe_report, as iperf3's receiver line; the sender's count is kept in bytes_sent.
+//
+// tcp_rtt (like `sockperf ping-pong`): one stream with TCP_NODELAY; the initiator sends a
+// message of message_sizes_bytes[0] (default 8 B) and waits for its echo; every sample is a full
+// round trip, summarised with Summarise(). The first kTcpRttWarmupRoundTrips are not recorded,
+// unless they take more than a tenth of the duration (a slow rail needs every sample it gets).
+//
+// Both: the counters of every rail in params.rails and context.all_rails are read before and
+// after; result.counters lists the probed rails first (share = of the probed rails' transmitted
+// bytes), then every other readable rail (share 0), e.g. the slaves of a probed bond;
+// bytes_on_other_rails sums the latter's transmitted bytes. local_cpu_seconds is the CPU time of
+// the probe's threads (CLOCK_THREAD_CPUTIME_ID), peer_cpu_seconds the responder's own count.
+// params.timeout ends the probe whatever happens; every failure sets error_reason (connect and
+// control-channel tokens of rail/peer/connection.h and client.h, plus "invalid_argument",
+// "cancelled", "stream") and error_message.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "rail/peer/connection.h"
+#include "rail/peer/responder.h"
+#include "rail/probe/probe.h"
+
+namespace rail::probe {
+
+// A throughput probe ends after its duration or after this many bytes, whichever comes first:
+// the responder's default limit on bytes per probe (limits.h), ~1.4 s at 100 Gbit/s.
+inline constexpr std::uint64_t kTcpThroughputMaxBytes = std::uint64_t{16} << 30;
+inline constexpr std::uint64_t kTcpMaxSendBufferBytes = std::uint64_t{16} << 20;
+inline constexpr unsigned kTcpRttWarmupRoundTrips = 16;
+inline constexpr std::uint64_t kTcpRttMaxRoundTrips = 1'000'000;
+inline constexpr std::uint64_t kTcpRttMaxMessageBytes = std::uint64_t{1} << 20;
+
+class TcpThroughputProbe final : public Probe {
+ public:
+  ProbeKind kind() const override { return ProbeKind::kTcpThroughput; }
+  ProbeResult Run(const ProbeParams& params, const ProbeContext& context) override;
+};
+
+class TcpRttProbe final : public Probe {
+ public:
+  ProbeKind kind() const override { return ProbeKind::kTcpRtt; }
+  ProbeResult Run(const ProbeParams& params, const ProbeContext& context) override;
+};
+
+// Responder half of tcp_throughput: listens on the rail's IPv4 (every address when the rail has
+// none) on an ephemeral port, accepts the requested number of streams and counts what arrives.
+// Setup reply: {tcp_port, tcp_address (when the rail has one), streams}. Report:
+// {bytes_received, seconds, cpu_seconds, streams_accepted, stream_bytes: [...]}.
+class TcpSinkHandler final : public peer::ProbeSessionHandler {
+ public:
+  explicit TcpSinkHandler(ProbeRail rail) : rail_(std::move(rail)) {}
+  bool Setup(const peer::ProbeSetup& request, nlohmann::json* reply_fields, std::string* reason,
+             std::string* message) override;
+  void Serve(const std::atomic<bool>& stop) override;
+  nlohmann::json Report() override;
+
+ private:
+  struct Stream {
+    std::uint64_t bytes = 0;
+    double cpu_seconds = 0;
+    std::chrono::steady_clock::time_point first_byte;
+    std::chrono::steady_clock::time_point last_byte;
+  };
+  void Receive(peer::UniqueFd socket, Stream* stream, const std::atomic<bool>& stop);
+
+  ProbeRail rail_;
+  peer::UniqueFd listener_;
+  unsigned streams_wanted_ = 1;
+  std::uint64_t max_bytes_ = 0;
+  std::atomic<std::uint64_t> total_bytes_{0};
+  std::vector<Stream> streams_;  // sized in Serve before any receiver starts
+  unsigned streams_accepted_ = 0;
+  double serve_cpu_seconds_ = 0;
+};
+
+// Responder half of tcp_rtt: accepts one stream and writes back every byte it reads, with
+// TCP_NODELAY. Setup reply: {tcp_port, tcp_address}. Report: {bytes_echoed, cpu_seconds}.
+class TcpEchoHandler final : public peer::ProbeSessionHandler {
+ public:
+  explicit TcpEchoHandler(ProbeRail rail) : rail_(std::move(rail)) {}
+  bool Setup(const peer::ProbeSetup& request, nlohmann::json* reply_fields, std::string* reason,
+             std::string* message) override;
+  void Serve(const std::atomic<bool>& stop) override;
+  nlohmann::json Report() override;
+
+ private:
+  ProbeRail rail_;
+  peer::UniqueFd listener_;
+  std::uint64_t max_bytes_ = 0;
+  std::uint64_t bytes_echoed_ = 0;
+  double cpu_seconds_ = 0;
+};
+
+}  // namespace rail::probe

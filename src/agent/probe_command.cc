@@ -1,0 +1,221 @@
+#include "rail/probe_command.h"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+#include <ostream>
+
+#include "rail/build_info.h"
+#include "rail/peer/client.h"
+#include "rail/probe/counters.h"
+#include "rail/probing.h"
+#include "rail/sysfs/filesystem.h"
+
+namespace rail {
+namespace {
+
+std::string Micros(const std::optional<probe::LatencySummary>& rtt, double probe::LatencySummary::*field) {
+  return rtt ? fmt::format("{:.1f}", (*rtt).*field * 1e6) : "-";
+}
+
+std::string Lanes(const probe::ProbeResult& result) {
+  std::string text;
+  for (const auto& lane : result.lanes) {
+    text += (text.empty() ? "" : ",") + lane.transport + "/" + lane.device;
+  }
+  return text.empty() ? "-" : text;
+}
+
+nlohmann::json ToJson(const probe::ProbeResult& result) {
+  nlohmann::json json = {
+      {"kind", probe::ProbeKindName(result.kind)},
+      {"peer", result.peer},
+      {"rails", result.rails},
+      {"success", result.success},
+      {"message_size_bytes", result.message_size_bytes},
+      {"seconds", result.seconds},
+      {"bytes", result.bytes},
+      {"throughput_bytes_per_second", result.throughput_bytes_per_second},
+      {"bytes_on_other_rails", result.bytes_on_other_rails},
+      {"local_cpu_seconds", result.local_cpu_seconds},
+      {"peer_agent_version", result.peer_agent_version},
+      {"peer_ucx_version", result.peer_ucx_version},
+      {"fallback_rails", result.fallback_rails},
+  };
+  if (!result.success) {
+    json["error_reason"] = result.error_reason;
+    json["error_message"] = result.error_message;
+  }
+  if (result.peer_cpu_seconds) json["peer_cpu_seconds"] = *result.peer_cpu_seconds;
+  if (result.rtt) {
+    json["rtt_round_trip_seconds"] = {{"count", result.rtt->count}, {"min", result.rtt->min},
+                                      {"p50", result.rtt->p50},     {"p90", result.rtt->p90},
+                                      {"p99", result.rtt->p99},     {"p999", result.rtt->p999},
+                                      {"max", result.rtt->max}};
+  }
+  for (const auto& rail : result.per_rail) {
+    json["per_rail"].push_back(
+        {{"rail", rail.rail}, {"bytes", rail.bytes}, {"bytes_per_second", rail.bytes_per_second}});
+  }
+  for (const auto& lane : result.lanes) {
+    json["lanes"].push_back(
+        {{"transport", lane.transport}, {"device", lane.device}, {"rail", lane.rail}});
+  }
+  for (const auto& delta : result.counters) {
+    json["counters"].push_back({{"rail", delta.rail},
+                                {"transmit_bytes", delta.transmit_bytes},
+                                {"receive_bytes", delta.receive_bytes},
+                                {"share", delta.share}});
+  }
+  return json;
+}
+
+}  // namespace
+
+std::string FormatProbeTable(const std::vector<probe::ProbeResult>& results) {
+  std::string table = fmt::format(
+      "{:<25} {:<16} {:<14} {:>9} {:>14} {:>8} {:>9} {:>10} {:>10} {:<24} {}\n", "kind", "peer",
+      "rail", "size", "bytes", "seconds", "Gbit/s", "rtt p50us", "rtt p99us", "transport",
+      "status");
+  auto row = [&table](const probe::ProbeResult& result, const std::string& rail,
+                      std::uint64_t bytes, double bytes_per_second, bool summary_row) {
+    table += fmt::format(
+        "{:<25} {:<16} {:<14} {:>9} {:>14} {:>8.3f} {:>9.3f} {:>10} {:>10} {:<24} {}\n",
+        probe::ProbeKindName(result.kind), result.peer, rail, result.message_size_bytes, bytes,
+        result.seconds, bytes_per_second * 8 / 1e9,
+        summary_row ? Micros(result.rtt, &probe::LatencySummary::p50) : "-",
+        summary_row ? Micros(result.rtt, &probe::LatencySummary::p99) : "-",
+        summary_row ? Lanes(result) : "-",
+        result.success ? "ok" : result.error_reason + ": " + result.error_message);
+  };
+  for (const auto& result : results) {
+    row(result, probe::RailLabel(result.rails), result.bytes, result.throughput_bytes_per_second,
+        true);
+    for (const auto& rail : result.per_rail) {
+      row(result, "  " + rail.rail, rail.bytes, rail.bytes_per_second, false);
+    }
+    for (const auto& delta : result.counters) {
+      table += fmt::format("{:<25} {:<16} {:<14} counters: transmitted {} bytes, {:.1f}% of the "
+                           "probed rails' bytes\n",
+                           "", "", "  " + delta.rail, delta.transmit_bytes, delta.share * 100);
+    }
+  }
+  return table;
+}
+
+std::string FormatProbeJson(const std::vector<probe::ProbeResult>& results) {
+  nlohmann::json json = nlohmann::json::array();
+  for (const auto& result : results) json.push_back(ToJson(result));
+  return json.dump(2) + "\n";
+}
+
+int RunProbeCommand(const ProbeCommandOptions& options, std::ostream& out, std::ostream& err) {
+  const auto kind = probe::ParseProbeKind(options.kind);
+  if (!kind) {
+    err << "rail_exporter probe: --kind: unknown probe kind '" << options.kind << "'\n";
+    return 2;
+  }
+  const auto operation = probe::ParseUcxOperation(options.operation);
+  if (!operation) {
+    err << "rail_exporter probe: --operation: expected put, get or am\n";
+    return 2;
+  }
+  if (options.output != "table" && options.output != "json") {
+    err << "rail_exporter probe: --output: expected table or json\n";
+    return 2;
+  }
+  try {
+    AgentConfig config;
+    if (options.config_file) config = LoadConfigFile(*options.config_file);
+    sysfs::RootedFilesystem sys(options.sysfs_root);
+    sysfs::ReadErrors errors;
+    sysfs::InfinibandReadOptions read;
+    read.counters = false;
+    read.hw_counters = false;
+    const auto all_rails =
+        MakeProbeRails(DiscoverRails(sysfs::ReadInfiniband(sys, read, errors), config));
+    std::vector<probe::ProbeRail> selected;
+    for (const auto& rail : all_rails) {
+      if (options.rails.empty() ||
+          std::find(options.rails.begin(), options.rails.end(), rail.name) !=
+              options.rails.end()) {
+        selected.push_back(rail);
+      }
+    }
+    if (selected.size() != (options.rails.empty() ? all_rails.size() : options.rails.size()) ||
+        selected.empty()) {
+      err << "rail_exporter probe: --rail: this host has no such rail (it has:";
+      for (const auto& rail : all_rails) err << " " << rail.name;
+      err << ")\n";
+      return 2;
+    }
+
+    std::shared_ptr<const peer::Secret> secret;
+    const auto secret_file = options.secret_file ? options.secret_file
+                                                 : config.responder.secret_file;
+    if (secret_file) {
+      std::string error;
+      secret = peer::LoadSecretFile(*secret_file, &error);
+      if (!secret) {
+        err << "rail_exporter probe: secret file: " << error << "\n";
+        return 2;
+      }
+    } else if (!options.insecure) {
+      err << "rail_exporter probe: needs --peer.secret-file (or --peer.insecure)\n";
+      return 2;
+    }
+    schedule::SteadyClock clock;
+    peer::ReplayCache seen(clock, 1024, std::chrono::hours(1));
+    const auto& build = GetBuildInfo();
+    probe::RailCounterReader counters(sys);
+    probe::ProbeContext context;
+    context.connect = peer::MakePeerConnector(secret, {build.version, build.ucx_version}, seen);
+    context.counters = &counters;
+    context.all_rails = all_rails;
+
+    probe::ProbeParams params;
+    params.kind = *kind;
+    params.peer = options.peer;
+    params.operation = *operation;
+    params.message_sizes_bytes = options.message_sizes_bytes.empty()
+                                     ? DefaultMessageSizes(*kind)
+                                     : options.message_sizes_bytes;
+    params.window = options.window;
+    params.streams = options.streams;
+    params.duration = options.duration;
+    params.timeout = options.timeout.count() > 0 ? options.timeout
+                                                 : options.duration + std::chrono::seconds(10);
+    params.ucx_transports = options.ucx_transports;
+
+    auto probe = probe::MakeProbe(*kind);
+    if (!probe) {
+      err << "rail_exporter probe: this build cannot run " << options.kind << "\n";
+      return 2;
+    }
+    const bool multi_rail = *kind == probe::ProbeKind::kMultirailCapacity ||
+                            *kind == probe::ProbeKind::kUcxMultirailThroughput;
+    std::vector<probe::ProbeResult> results;
+    std::vector<std::vector<probe::ProbeRail>> groups;
+    if (multi_rail) {
+      groups.push_back(selected);
+    } else {
+      for (const auto& rail : selected) groups.push_back({rail});
+    }
+    for (const auto& group : groups) {
+      params.rails = group;
+      for (auto& result : RunProbeSizes(*probe, params, context)) {
+        result.peer = options.peer;
+        results.push_back(std::move(result));
+      }
+    }
+    out << (options.output == "json" ? FormatProbeJson(results) : FormatProbeTable(results));
+    return std::all_of(results.begin(), results.end(), [](const auto& r) { return r.success; })
+               ? 0
+               : 1;
+  } catch (const std::exception& error) {
+    err << "rail_exporter probe: " << error.what() << "\n";
+    return 2;
+  }
+}
+
+}  // namespace rail

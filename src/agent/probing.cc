@@ -1,0 +1,158 @@
+#include "rail/probing.h"
+
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+namespace rail {
+namespace {
+
+// The IPv4 address of a live interface, for netdev rails configured without one.
+std::string InterfaceIpv4(const std::string& netdev) {
+  ifaddrs* addresses = nullptr;
+  if (netdev.empty() || getifaddrs(&addresses) != 0) return {};
+  std::string found;
+  for (const ifaddrs* entry = addresses; entry != nullptr; entry = entry->ifa_next) {
+    if (entry->ifa_addr == nullptr || entry->ifa_addr->sa_family != AF_INET) continue;
+    if (netdev != entry->ifa_name) continue;
+    char text[INET_ADDRSTRLEN] = {};
+    const auto* address = reinterpret_cast<const sockaddr_in*>(entry->ifa_addr);
+    if (inet_ntop(AF_INET, &address->sin_addr, text, sizeof(text)) != nullptr) found = text;
+    break;
+  }
+  freeifaddrs(addresses);
+  return found;
+}
+
+std::uint64_t ExpectedBytes(const ProbeConfig& config, const std::vector<probe::ProbeRail>& rails) {
+  if (config.max_bytes) return *config.max_bytes;
+  // Without a declared bound, assume every rail runs at 100 Gbit/s for the whole duration: an
+  // overestimate on slower rails keeps the budget on the safe side.
+  const double seconds = std::chrono::duration<double>(config.duration).count();
+  return static_cast<std::uint64_t>(seconds * 12.5e9 * static_cast<double>(rails.size()));
+}
+
+}  // namespace
+
+std::vector<probe::ProbeRail> MakeProbeRails(const std::vector<Rail>& rails) {
+  std::vector<probe::ProbeRail> probe_rails;
+  for (const auto& rail : rails) {
+    probe::ProbeRail probe_rail;
+    probe_rail.name = rail.name;
+    probe_rail.netdev = rail.netdev;
+    probe_rail.rdma_device = rail.device;
+    probe_rail.rdma_port = rail.port;
+    probe_rail.ucx_device =
+        rail.device.empty() ? rail.netdev : rail.device + ":" + std::to_string(rail.port);
+    probe_rail.ipv4 = rail.ipv4.empty() ? InterfaceIpv4(rail.netdev) : rail.ipv4;
+    probe_rail.expect_rdma = rail.transport == TransportClass::kRdma;
+    probe_rails.push_back(std::move(probe_rail));
+  }
+  return probe_rails;
+}
+
+std::vector<std::uint64_t> DefaultMessageSizes(probe::ProbeKind kind) {
+  switch (kind) {
+    case probe::ProbeKind::kUcxRtt: return {8, 4096};
+    case probe::ProbeKind::kTcpRtt: return {8};
+    case probe::ProbeKind::kTcpThroughput: return {128 * 1024};
+    default: return {1 << 20};
+  }
+}
+
+std::vector<PlannedProbe> PlanProbes(const AgentConfig& config,
+                                     const std::vector<probe::ProbeRail>& rails) {
+  std::vector<PlannedProbe> plan;
+  for (std::size_t i = 0; i < config.probes.size(); ++i) {
+    const auto& entry = config.probes[i];
+    const std::string key = "probes[" + std::to_string(i) + "]";
+    const auto kind = *probe::ParseProbeKind(entry.kind);
+    std::vector<probe::ProbeRail> selected;
+    if (entry.rails.empty()) {
+      selected = rails;
+    } else {
+      for (const auto& name : entry.rails) {
+        const auto rail = std::find_if(rails.begin(), rails.end(),
+                                       [&name](const auto& r) { return r.name == name; });
+        if (rail == rails.end()) {
+          throw ConfigError(key + ".rails: this host has no rail '" + name + "'");
+        }
+        selected.push_back(*rail);
+      }
+    }
+    if (selected.empty()) throw ConfigError(key + ": this host has no rail to probe");
+    const bool multi_rail = kind == probe::ProbeKind::kMultirailCapacity ||
+                            kind == probe::ProbeKind::kUcxMultirailThroughput;
+    if (multi_rail && selected.size() < 2) {
+      spdlog::warn("{}: {} over a single rail measures that rail only", key, entry.kind);
+    }
+    std::vector<std::vector<probe::ProbeRail>> groups;
+    if (multi_rail) {
+      groups.push_back(selected);
+    } else {
+      for (const auto& rail : selected) groups.push_back({rail});
+    }
+    for (const auto& peer : config.peers) {
+      if (!entry.peers.empty() &&
+          std::find(entry.peers.begin(), entry.peers.end(), peer.name) == entry.peers.end()) {
+        continue;
+      }
+      for (const auto& group : groups) {
+        PlannedProbe planned;
+        auto& params = planned.params;
+        params.kind = kind;
+        params.peer = peer.address;
+        params.rails = group;
+        params.operation = *probe::ParseUcxOperation(entry.operation);
+        params.message_sizes_bytes = entry.message_sizes_bytes.empty()
+                                         ? DefaultMessageSizes(kind)
+                                         : entry.message_sizes_bytes;
+        params.window = entry.window;
+        params.streams = entry.streams;
+        params.duration = entry.duration;
+        params.timeout = entry.timeout;
+        params.ucx_transports = entry.transports;
+        planned.interval = entry.interval;
+
+        auto& job = planned.job;
+        std::vector<std::string> names;
+        for (const auto& rail : group) names.push_back(rail.name);
+        job.name = entry.kind + "/" + peer.name + "/" + probe::RailLabel(names);
+        job.kind = entry.kind;
+        job.peer = peer.name;
+        job.rails = names;
+        job.load = probe::IsBulk(kind) ? schedule::ProbeLoad::kBulk : schedule::ProbeLoad::kLatency;
+        job.interval = entry.interval;
+        job.jitter_fraction = entry.jitter;
+        // Every size runs in turn, each bounded by the probe's timeout.
+        job.timeout = entry.timeout * static_cast<int>(params.message_sizes_bytes.size()) +
+                      std::chrono::seconds(1);
+        job.expected_bytes = probe::IsBulk(kind)
+                                 ? ExpectedBytes(entry, group) *
+                                       params.message_sizes_bytes.size()
+                                 : 0;
+        plan.push_back(std::move(planned));
+      }
+    }
+  }
+  return plan;
+}
+
+std::vector<probe::ProbeResult> RunProbeSizes(probe::Probe& probe, const probe::ProbeParams& params,
+                                              const probe::ProbeContext& context) {
+  std::vector<probe::ProbeResult> results;
+  for (const auto size : params.message_sizes_bytes) {
+    probe::ProbeParams one = params;
+    one.message_sizes_bytes = {size};
+    auto result = probe.Run(one, context);
+    result.message_size_bytes = size;
+    results.push_back(std::move(result));
+    if (context.cancel != nullptr && context.cancel->load()) break;
+  }
+  return results;
+}
+
+}  // namespace rail

@@ -1,0 +1,327 @@
+#include "responder_session.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <exception>
+#include <thread>
+
+#include "rail/peer/session_messages.h"
+
+namespace rail::peer::detail {
+
+namespace {
+
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+// Bounds the courtesy error reply before a close: the peer may not be reading at all.
+constexpr std::chrono::milliseconds kErrorReplyWait{200};
+
+// Runs a handler's Serve on its own thread and always stops and joins it.
+class ServeThread {
+ public:
+  explicit ServeThread(ProbeSessionHandler& handler)
+      : thread_([this, &handler] {
+          try {
+            handler.Serve(stop_);
+          } catch (const std::exception& e) {
+            spdlog::warn("probe handler failed while serving: {}", e.what());
+          }
+        }) {}
+  ~ServeThread() { Finish(); }
+  ServeThread(const ServeThread&) = delete;
+  ServeThread& operator=(const ServeThread&) = delete;
+
+  void Finish() {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  std::atomic<bool> stop_{false};  // declared before thread_: it must exist when Serve starts
+  std::thread thread_;
+};
+
+class Session {
+ public:
+  Session(const SessionContext& context, UniqueFd socket)
+      : context_(context),
+        connection_(std::move(socket), context.options.limits.max_frame_bytes),
+        peer_address_(connection_.peer_address()) {
+    connection_.set_cancel_fd(context.stop_fd);
+  }
+
+  void Run() {
+    if (!Handshake(Clock::now() + context_.options.handshake_timeout)) return;
+    context_.stats.SessionStarted(peer_address_, peer_versions_, authenticated_);
+    while (true) {
+      std::optional<json> message =
+          ReceiveOrRefuse(Clock::now() + context_.options.handshake_timeout, "probe_setup");
+      if (!message) return;
+      if (MessageType(*message) != kTypeProbeSetup) {
+        Refuse("protocol", "expected probe_setup, got \"" + MessageType(*message) + "\"");
+        return;
+      }
+      if (!ServeProbe(*message)) return;
+    }
+  }
+
+ private:
+  // Counts `reason` and tells the peer, unless the peer is gone or we are shutting down.
+  void Refuse(const std::string& reason, const std::string& message) {
+    context_.stats.Error(reason);
+    spdlog::debug("responder: refusing peer {} ({}): {}", peer_address_, reason, message);
+    if (reason == "closed" || reason == "io") return;
+    NetError ignored;
+    connection_.Send(ToJson(ErrorReply{reason, message}), Clock::now() + kErrorReplyWait, &ignored);
+  }
+
+  // Receives the next message. A failure, or an error message from the peer, is counted and
+  // ends the session (nullopt). Only "closed" while waiting between probes is a normal end.
+  std::optional<json> ReceiveOrRefuse(Deadline deadline, const char* expected) {
+    NetError error;
+    std::optional<json> message = connection_.Receive(deadline, &error);
+    if (!message) {
+      if (error.reason == "cancelled") {
+        Refuse("shutdown", "the responder is shutting down");
+      } else if (error.reason == "closed" && std::string(expected) == "probe_setup") {
+        // The initiator is done with this session.
+      } else if (error.reason == "timeout") {
+        Refuse("timeout", std::string("no ") + expected + " within the deadline");
+      } else {
+        Refuse(error.reason, error.message);
+      }
+      return std::nullopt;
+    }
+    if (MessageType(*message) == kTypeError) {
+      ErrorReply reply;
+      std::string parse_error;
+      const bool readable = FromJson(*message, &reply, &parse_error);
+      context_.stats.Error(readable ? KnownReason(reply.reason) : "peer_error");
+      return std::nullopt;
+    }
+    return message;
+  }
+
+  bool Handshake(Deadline deadline) {
+    std::optional<json> message = ReceiveOrRefuse(deadline, "hello");
+    if (!message) return false;
+    Hello hello;
+    std::string error;
+    if (MessageType(*message) != kTypeHello) {
+      Refuse("protocol", "expected hello, got \"" + MessageType(*message) + "\"");
+      return false;
+    }
+    if (!FromJson(*message, &hello, &error)) {
+      Refuse("malformed", error);
+      return false;
+    }
+    peer_versions_ = {hello.agent_version, hello.ucx_version};
+    const ResponderOptions& options = context_.options;
+    const bool secure = options.secret != nullptr;
+    if (!secure && !options.insecure) {
+      Refuse("auth",
+             "this responder has no shared secret and was not started insecure; it refuses "
+             "every peer");
+      return false;
+    }
+    if (IsInsecureHello(*message)) {
+      if (secure) {
+        Refuse("auth", "this responder requires the shared secret; the initiator runs insecure");
+        return false;
+      }
+      authenticated_ = false;
+      return SendWelcome(deadline);
+    }
+    if (!secure) {
+      Refuse("auth",
+             "this responder runs insecure (no shared secret) and cannot authenticate itself; "
+             "run the initiator insecure too, or give both agents the secret");
+      return false;
+    }
+    return SecureHandshake(hello, deadline);
+  }
+
+  bool SecureHandshake(const Hello& hello, Deadline deadline) {
+    const ResponderOptions& options = context_.options;
+    HandshakeResponder responder(options.secret, options.versions, &context_.seen_initiator_nonces);
+    std::string error;
+    std::optional<Challenge> challenge = responder.OnHello(hello, &error);
+    if (!challenge) {
+      // auth.cc words a reused nonce as a "replayed handshake"; otherwise OpenSSL failed.
+      Refuse(error.find("replayed") != std::string::npos ? "replay" : "internal", error);
+      return false;
+    }
+    NetError net_error;
+    if (!connection_.Send(ToJson(*challenge), deadline, &net_error)) {
+      Refuse(net_error.reason, net_error.message);
+      return false;
+    }
+    std::optional<json> message = ReceiveOrRefuse(deadline, "response");
+    if (!message) return false;
+    Response response;
+    if (!FromJson(*message, &response, &error)) {
+      Refuse("malformed", error);
+      return false;
+    }
+    if (!responder.OnResponse(response, &error)) {
+      Refuse("auth", error);
+      return false;
+    }
+    authenticated_ = true;
+    return SendWelcome(deadline);
+  }
+
+  bool SendWelcome(Deadline deadline) {
+    NetError error;
+    if (!connection_.Send(ToJson(Welcome{context_.options.versions, authenticated_}), deadline,
+                          &error)) {
+      Refuse(error.reason, error.message);
+      return false;
+    }
+    return true;
+  }
+
+  // One probe from setup to report; false ends the session.
+  bool ServeProbe(const json& message) {
+    ProbeSetup setup;
+    std::string error;
+    if (!FromJson(message, &setup, &error)) {
+      Refuse("malformed", error);
+      return false;
+    }
+    const RateDecision rate = context_.rate_limiter.TryAcquire(peer_address_);
+    if (!rate.allowed) {
+      Refuse("rate", rate.error);
+      return false;
+    }
+    if (std::optional<std::string> over = CheckProbeSetup(context_.options.limits, setup)) {
+      Refuse("limit", *over);
+      return false;
+    }
+    std::unique_ptr<ProbeSessionHandler> handler;
+    json reply_fields = json::object();
+    std::string reason;
+    std::string reason_message;
+    try {
+      handler = context_.factory ? context_.factory(setup.kind, setup.rail) : nullptr;
+      if (handler == nullptr) {
+        Refuse("unknown_kind", "this responder has no handler for kind \"" + setup.kind +
+                                   "\" on rail \"" + setup.rail + "\"");
+        return false;
+      }
+      if (!handler->Setup(setup, &reply_fields, &reason, &reason_message)) {
+        Refuse(KnownReason(reason.empty() ? "setup" : reason), reason_message);
+        return false;
+      }
+    } catch (const std::exception& e) {
+      Refuse("internal", std::string("probe setup failed: ") + e.what());
+      return false;
+    }
+
+    NetError net_error;
+    if (!connection_.Send(ToJson(ProbeSetupReply{context_.options.versions, reply_fields}),
+                          Clock::now() + context_.options.handshake_timeout, &net_error)) {
+      Refuse(net_error.reason, net_error.message);
+      return false;
+    }
+    const auto probe_time = std::chrono::duration_cast<Clock::duration>(
+        std::chrono::duration<double>(setup.duration_seconds));
+    std::optional<json> done;
+    {
+      ServeThread serving(*handler);
+      done =
+          ReceiveOrRefuse(Clock::now() + probe_time + context_.options.probe_grace, "probe_done");
+    }  // stops and joins Serve before its Report is read
+    if (!done) return false;
+    if (MessageType(*done) != kTypeProbeDone) {
+      Refuse("protocol", "expected probe_done, got \"" + MessageType(*done) + "\"");
+      return false;
+    }
+    json report;
+    try {
+      report = handler->Report();
+    } catch (const std::exception& e) {
+      Refuse("internal", std::string("probe report failed: ") + e.what());
+      return false;
+    }
+    if (!connection_.Send(ToJson(ProbeReport{report}),
+                          Clock::now() + context_.options.handshake_timeout, &net_error)) {
+      Refuse(net_error.reason, net_error.message);
+      return false;
+    }
+    context_.stats.ProbeServed(peer_address_);
+    return true;
+  }
+
+  const SessionContext& context_;
+  Connection connection_;
+  const std::string peer_address_;
+  AgentVersions peer_versions_;
+  bool authenticated_ = false;
+};
+
+}  // namespace
+
+void StatsRecorder::ConnectionAccepted() {
+  const std::lock_guard lock(mutex_);
+  ++stats_.connections_total;
+}
+
+void StatsRecorder::SessionStarted(const std::string& address, const AgentVersions& versions,
+                                   bool authenticated) {
+  const std::lock_guard lock(mutex_);
+  ++stats_.sessions_total;
+  auto& peers = stats_.peers;
+  if (!peers.contains(address) && peers.size() >= max_tracked_peers_ && !peers.empty()) {
+    const auto oldest = std::min_element(
+        peers.begin(), peers.end(),
+        [](const auto& a, const auto& b) { return a.second.last_seen < b.second.last_seen; });
+    peers.erase(oldest);
+  }
+  PeerInfo& peer = peers[address];
+  peer.address = address;
+  peer.versions = versions;
+  peer.authenticated = authenticated;
+  ++peer.sessions;
+  peer.last_seen = std::chrono::system_clock::now();
+}
+
+void StatsRecorder::ProbeServed(const std::string& address) {
+  const std::lock_guard lock(mutex_);
+  ++stats_.probes_total;
+  const auto peer = stats_.peers.find(address);
+  if (peer != stats_.peers.end()) {
+    ++peer->second.probes;
+    peer->second.last_seen = std::chrono::system_clock::now();
+  }
+}
+
+void StatsRecorder::Error(const std::string& reason) {
+  const std::lock_guard lock(mutex_);
+  ++stats_.errors_by_reason[KnownReason(reason)];
+}
+
+ResponderStats StatsRecorder::Snapshot(std::uint64_t active_sessions) const {
+  const std::lock_guard lock(mutex_);
+  ResponderStats copy = stats_;
+  copy.active_sessions = active_sessions;
+  return copy;
+}
+
+void RunSession(const SessionContext& context, UniqueFd socket) {
+  Session session(context, std::move(socket));
+  session.Run();
+}
+
+void RefuseConnection(UniqueFd socket, const std::string& reason, const std::string& message,
+                      std::size_t max_frame_bytes) {
+  Connection connection(std::move(socket), max_frame_bytes);
+  NetError ignored;
+  // A fresh socket's send buffer takes a short reply at once; the wait only guards the rare case.
+  connection.Send(ToJson(ErrorReply{reason, message}), Clock::now() + std::chrono::milliseconds(50),
+                  &ignored);
+}
+
+}  // namespace rail::peer::detail

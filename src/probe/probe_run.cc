@@ -1,0 +1,169 @@
+#include "probe_run.h"
+
+#include <time.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "rail/peer/session_messages.h"
+
+namespace rail::probe::detail {
+
+using nlohmann::json;
+
+double CpuSecondsOfThisThread() {
+  timespec now{};
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now) != 0) return 0;
+  return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) * 1e-9;
+}
+
+std::chrono::milliseconds ProbeDeadline::Remaining() const {
+  const auto left =
+      std::chrono::ceil<std::chrono::milliseconds>(deadline_ - std::chrono::steady_clock::now());
+  return std::max(left, std::chrono::milliseconds(0));
+}
+
+ProbeResult NewResult(const ProbeParams& params) {
+  ProbeResult result;
+  result.kind = params.kind;
+  result.peer = params.peer;
+  for (const ProbeRail& rail : params.rails) result.rails.push_back(rail.name);
+  return result;
+}
+
+void SetFailure(ProbeResult* result, const std::string& reason, const std::string& message) {
+  result->success = false;
+  if (result->error_reason.empty()) {
+    result->error_reason = reason.empty() ? "internal" : reason;
+    result->error_message = message;
+  }
+  result->finished_at = std::chrono::system_clock::now();
+}
+
+CounterCheck::CounterCheck(const ProbeContext& context, const ProbeParams& params)
+    : reader_(context.counters) {
+  if (reader_ == nullptr) return;
+  const auto add = [this](const ProbeRail& rail) {
+    const bool known = std::any_of(rails_.begin(), rails_.end(),
+                                   [&](const ProbeRail& seen) { return seen.name == rail.name; });
+    if (!known) rails_.push_back(rail);
+  };
+  for (const ProbeRail& rail : params.rails) {
+    add(rail);
+    probed_.push_back(rail.name);
+  }
+  for (const ProbeRail& rail : context.all_rails) add(rail);
+  before_ = reader_->Snapshot(rails_);
+}
+
+void CounterCheck::Finish(ProbeResult* result) const {
+  if (reader_ == nullptr) return;
+  const RailCounterSnapshot after = reader_->Snapshot(rails_);
+  std::uint64_t other_bytes = 0;
+  result->counters = CounterDeltas(before_, after, probed_, &other_bytes);
+  result->bytes_on_other_rails = other_bytes;
+  for (const ProbeRail& rail : rails_) {
+    if (std::find(probed_.begin(), probed_.end(), rail.name) != probed_.end()) continue;
+    const auto b = before_.find(rail.name);
+    const auto a = after.find(rail.name);
+    if (b == before_.end() || a == after.end() || !b->second.valid || !a->second.valid) continue;
+    RailCounterDelta delta;
+    delta.rail = rail.name;
+    // Counters that went backwards (device reset) count as zero, as in CounterDeltas.
+    delta.transmit_bytes = a->second.transmit_bytes >= b->second.transmit_bytes
+                               ? a->second.transmit_bytes - b->second.transmit_bytes
+                               : 0;
+    delta.receive_bytes = a->second.receive_bytes >= b->second.receive_bytes
+                              ? a->second.receive_bytes - b->second.receive_bytes
+                              : 0;
+    result->counters.push_back(delta);
+  }
+}
+
+bool PeerProbeSession::Open(const ProbeParams& params, const ProbeContext& context,
+                            const peer::ProbeSetup& setup, const ProbeDeadline& deadline,
+                            ProbeResult* result) {
+  if (!context.connect) {
+    SetFailure(result, "internal", "no peer connector configured");
+    return false;
+  }
+  std::string reason;
+  std::string message;
+  client_ = context.connect(params.peer, deadline.Remaining(), &reason, &message);
+  if (client_ == nullptr) {
+    SetFailure(result, reason.empty() ? "connect" : reason, message);
+    return false;
+  }
+  result->peer_agent_version = client_->peer_versions().agent_version;
+  result->peer_ucx_version = client_->peer_versions().ucx_version;
+  if (deadline.Cancelled()) {
+    SetFailure(result, "cancelled", "probe cancelled");
+    return false;
+  }
+  peer::NetError error;
+  std::optional<json> answer = client_->Request(ToJson(setup), deadline.deadline(), &error);
+  if (!answer) {
+    SetFailure(result, error.reason, "probe setup: " + error.message);
+    return false;
+  }
+  peer::ProbeSetupReply setup_reply;
+  std::string parse_error;
+  if (!FromJson(*answer, &setup_reply, &parse_error)) {
+    client_->SendError("protocol", "expected probe_setup_reply");
+    SetFailure(result, "protocol", parse_error);
+    return false;
+  }
+  reply_ = std::move(setup_reply.setup);
+  return true;
+}
+
+std::string PeerProbeSession::DataHost() const {
+  const auto address = reply_.find("tcp_address");
+  if (address != reply_.end() && address->is_string() && !address->get<std::string>().empty()) {
+    return address->get<std::string>();
+  }
+  return client_ != nullptr ? client_->peer_host() : "";
+}
+
+std::optional<std::uint16_t> PeerProbeSession::DataPort() const {
+  const std::optional<std::uint64_t> port = ReportCount(reply_, "tcp_port");
+  if (!port || *port == 0 || *port > 65535) return std::nullopt;
+  return static_cast<std::uint16_t>(*port);
+}
+
+bool PeerProbeSession::Finish(const json& measured, const ProbeDeadline& deadline, json* report,
+                              ProbeResult* result) {
+  if (client_ == nullptr) return false;
+  peer::NetError error;
+  std::optional<json> answer =
+      client_->Request(ToJson(peer::ProbeDone{measured}), deadline.deadline(), &error);
+  if (!answer) {
+    SetFailure(result, error.reason, "probe report: " + error.message);
+    return false;
+  }
+  peer::ProbeReport parsed;
+  std::string parse_error;
+  if (!FromJson(*answer, &parsed, &parse_error)) {
+    SetFailure(result, "protocol", parse_error);
+    return false;
+  }
+  *report = std::move(parsed.report);
+  return true;
+}
+
+std::optional<double> ReportNumber(const json& report, const char* field) {
+  const auto value = report.find(field);
+  if (value == report.end() || !value->is_number()) return std::nullopt;
+  const double number = value->get<double>();
+  if (!std::isfinite(number) || number < 0) return std::nullopt;
+  return number;
+}
+
+std::optional<std::uint64_t> ReportCount(const json& report, const char* field) {
+  const auto value = report.find(field);
+  if (value == report.end() || !value->is_number_integer()) return std::nullopt;
+  if (!value->is_number_unsigned() && value->get<std::int64_t>() < 0) return std::nullopt;
+  return value->get<std::uint64_t>();
+}
+
+}  // namespace rail::probe::detail

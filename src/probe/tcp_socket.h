@@ -1,0 +1,41 @@
+// Socket mechanics shared by the TCP probes and their responder halves. Data sockets are blocking
+// (one thread each, like iperf3) but every send/recv returns within kTcpSlice, so that a stop
+// flag or a deadline is noticed without busy-polling.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "rail/peer/connection.h"
+#include "rail/probe/result.h"
+
+namespace rail::probe::detail {
+
+inline constexpr std::chrono::milliseconds kTcpSlice{100};
+
+// Blocking mode with SO_SNDTIMEO/SO_RCVTIMEO of `slice`.
+bool MakeBlockingWithTimeouts(int fd, std::chrono::milliseconds slice);
+bool SetNoDelay(int fd);
+
+// Connects a data stream from `rail` (bound to its IPv4 when it has one, and to its netdev when
+// permitted) to host:port, within `timeout`; the socket comes back blocking with slice timeouts.
+std::optional<peer::UniqueFd> ConnectStream(const std::string& host, std::uint16_t port,
+                                            const ProbeRail& rail,
+                                            std::chrono::milliseconds timeout,
+                                            peer::NetError* error);
+
+// Listens on `ipv4` ("" = every IPv4 address) on an ephemeral port.
+peer::UniqueFd ListenEphemeral(const std::string& ipv4, int backlog, std::uint16_t* port,
+                               std::string* error);
+
+// Accepts one connection on a listener, waiting in slices; an empty fd once `stop` is set. The
+// accepted socket is blocking with slice timeouts.
+peer::UniqueFd AcceptUntilStopped(int listen_fd, const std::atomic<bool>& stop);
+
+// True for errno values that only mean "the slice passed, try again".
+bool IsRetryable(int error_number);
+
+}  // namespace rail::probe::detail

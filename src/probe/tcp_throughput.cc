@@ -1,0 +1,174 @@
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "probe_run.h"
+#include "rail/probe/tcp.h"
+#include "tcp_socket.h"
+
+namespace rail::probe {
+
+namespace {
+
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+struct SenderStream {
+  peer::UniqueFd socket;
+  std::uint64_t budget = 0;  // this stream's share of the probe's byte budget
+  std::uint64_t bytes = 0;   // accepted by send()
+  double cpu_seconds = 0;
+  Clock::time_point finished;
+  std::string error_reason;
+  std::string error_message;
+};
+
+// One stream's thread: blocking sends of `buffer` until `end`, the budget, the deadline or
+// cancellation; then the write side is shut so the receiver sees the end of the stream.
+void SendUntil(SenderStream* stream, const std::vector<char>& buffer, Clock::time_point end,
+               const detail::ProbeDeadline& deadline) {
+  const double cpu_start = detail::CpuSecondsOfThisThread();
+  while (stream->bytes < stream->budget) {
+    if (Clock::now() >= end) break;
+    if (deadline.Expired()) {
+      stream->error_reason = "timeout";
+      stream->error_message = "probe timeout passed while sending";
+      break;
+    }
+    if (deadline.Cancelled()) {
+      stream->error_reason = "cancelled";
+      stream->error_message = "probe cancelled";
+      break;
+    }
+    const std::size_t chunk = static_cast<std::size_t>(
+        std::min<std::uint64_t>(buffer.size(), stream->budget - stream->bytes));
+    const ssize_t sent = send(stream->socket.get(), buffer.data(), chunk, MSG_NOSIGNAL);
+    if (sent > 0) {
+      stream->bytes += static_cast<std::uint64_t>(sent);
+    } else if (sent < 0 && detail::IsRetryable(errno)) {
+      continue;  // a slice passed with the send buffer full
+    } else {
+      stream->error_reason = "stream";
+      stream->error_message = std::string("send failed: ") + std::strerror(errno);
+      break;
+    }
+  }
+  shutdown(stream->socket.get(), SHUT_WR);
+  stream->finished = Clock::now();
+  stream->cpu_seconds = detail::CpuSecondsOfThisThread() - cpu_start;
+}
+
+std::optional<std::string> Validate(const ProbeParams& params) {
+  if (params.rails.empty()) return "tcp_throughput needs a rail";
+  if (params.streams < 1 || params.streams > peer::kMaxProbeStreams) {
+    return "streams must be between 1 and " + std::to_string(peer::kMaxProbeStreams);
+  }
+  if (params.duration.count() <= 0) return "duration must be positive";
+  if (!params.message_sizes_bytes.empty() && params.message_sizes_bytes[0] == 0) {
+    return "message size must be positive";
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+ProbeResult TcpThroughputProbe::Run(const ProbeParams& params, const ProbeContext& context) {
+  ProbeResult result = detail::NewResult(params);
+  result.kind = ProbeKind::kTcpThroughput;
+  if (std::optional<std::string> invalid = Validate(params)) {
+    detail::SetFailure(&result, "invalid_argument", *invalid);
+    return result;
+  }
+  const double cpu_start = detail::CpuSecondsOfThisThread();
+  const detail::ProbeDeadline deadline(params.timeout, context.cancel);
+  const detail::CounterCheck counters(context, params);
+  const ProbeRail& rail = params.rails.front();
+  const std::uint64_t buffer_bytes =
+      std::min(params.message_sizes_bytes.empty() ? std::uint64_t{128 * 1024}
+                                                  : params.message_sizes_bytes[0],
+               kTcpMaxSendBufferBytes);
+  result.message_size_bytes = buffer_bytes;
+
+  peer::ProbeSetup setup;
+  setup.kind = ProbeKindName(ProbeKind::kTcpThroughput);
+  setup.rail = rail.name;
+  setup.message_sizes_bytes = {buffer_bytes};
+  setup.duration_seconds = std::chrono::duration<double>(params.duration).count();
+  setup.max_bytes = kTcpThroughputMaxBytes;
+  setup.streams = params.streams;
+  detail::PeerProbeSession session;
+  if (!session.Open(params, context, setup, deadline, &result)) return result;
+
+  // Every stream connects before any sends, as iperf3 does, so that they share the window.
+  std::vector<SenderStream> streams(params.streams);
+  const std::optional<std::uint16_t> port = session.DataPort();
+  if (!port) detail::SetFailure(&result, "protocol", "the peer's setup reply has no tcp_port");
+  for (SenderStream& stream : streams) {
+    if (!result.error_reason.empty()) break;
+    peer::NetError error;
+    std::optional<peer::UniqueFd> socket =
+        detail::ConnectStream(session.DataHost(), *port, rail, deadline.Remaining(), &error);
+    if (!socket) {
+      detail::SetFailure(&result, error.reason, "data stream: " + error.message);
+      break;
+    }
+    stream.socket = std::move(*socket);
+    stream.budget = kTcpThroughputMaxBytes / params.streams;
+  }
+
+  const std::vector<char> buffer(buffer_bytes, 'r');
+  const Clock::time_point start = Clock::now();
+  double sending_seconds = 0;
+  if (result.error_reason.empty()) {
+    const Clock::time_point end = std::min(start + params.duration, deadline.deadline());
+    detail::JoiningThreads senders;
+    for (SenderStream& stream : streams) {
+      senders.Start(
+          [&stream, &buffer, end, &deadline] { SendUntil(&stream, buffer, end, deadline); });
+    }
+    senders.JoinAll();
+    Clock::time_point finished = start;
+    for (const SenderStream& stream : streams) {
+      finished = std::max(finished, stream.finished);
+      result.bytes_sent += stream.bytes;
+      result.local_cpu_seconds += stream.cpu_seconds;
+      if (!stream.error_reason.empty()) {
+        detail::SetFailure(&result, stream.error_reason, stream.error_message);
+      }
+    }
+    sending_seconds = std::chrono::duration<double>(finished - start).count();
+  }
+
+  // probe_done is sent even after a failure, so that the peer stops waiting for streams.
+  json measured{
+      {"bytes_sent", result.bytes_sent}, {"seconds", sending_seconds}, {"streams", params.streams}};
+  if (!result.error_reason.empty()) measured["error"] = result.error_reason;
+  json report;
+  const bool reported = session.Finish(measured, deadline, &report, &result);
+  streams.clear();  // closes the data sockets
+  counters.Finish(&result);
+  result.local_cpu_seconds += detail::CpuSecondsOfThisThread() - cpu_start;
+  if (reported) {
+    result.peer_cpu_seconds = detail::ReportNumber(report, "cpu_seconds");
+    result.bytes = detail::ReportCount(report, "bytes_received").value_or(0);
+    const double receiver_seconds = detail::ReportNumber(report, "seconds").value_or(0);
+    result.seconds = receiver_seconds > 0 ? receiver_seconds : sending_seconds;
+    if (result.seconds > 0) {
+      result.throughput_bytes_per_second = static_cast<double>(result.bytes) / result.seconds;
+    }
+    if (result.error_reason.empty() && result.bytes == 0) {
+      detail::SetFailure(&result, "stream", "no bytes arrived at the peer");
+    }
+  }
+  if (!result.error_reason.empty()) {
+    detail::SetFailure(&result, result.error_reason, result.error_message);
+    return result;
+  }
+  result.success = true;
+  result.finished_at = std::chrono::system_clock::now();
+  return result;
+}
+
+}  // namespace rail::probe

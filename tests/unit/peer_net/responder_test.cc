@@ -1,0 +1,318 @@
+#include "rail/peer/responder.h"
+
+#include <gtest/gtest.h>
+
+#include "rail/peer/auth.h"
+#include "responder_fixture.h"
+
+namespace rail::peer::testing {
+namespace {
+
+using nlohmann::json;
+
+TEST_F(ResponderTest, GoodHandshakeThenProbe) {
+  StartResponder(Options());
+  NetError error;
+  auto client = Connect(ClientWith(secret_), &error);
+  ASSERT_NE(client, nullptr) << error.reason << ": " << error.message;
+  EXPECT_TRUE(client->authenticated());
+  EXPECT_EQ(client->peer_versions().agent_version, "responder-1.0");
+  EXPECT_EQ(client->peer_versions().ucx_version, "1.13.1");
+  RunFakeProbe(*client);
+  RunFakeProbe(*client);  // a session may carry several probes
+
+  ASSERT_TRUE(WaitFor([](const ResponderStats& stats) { return stats.probes_total == 2; }));
+  const ResponderStats stats = responder_->Snapshot();
+  EXPECT_EQ(stats.sessions_total, 1u);
+  EXPECT_EQ(stats.connections_total, 1u);
+  EXPECT_EQ(stats.active_sessions, 1u);
+  ASSERT_EQ(stats.peers.count("127.0.0.1"), 1u);
+  const PeerInfo& peer = stats.peers.at("127.0.0.1");
+  EXPECT_EQ(peer.versions.agent_version, "initiator-1.0");
+  EXPECT_EQ(peer.versions.ucx_version, "1.12.0");
+  EXPECT_TRUE(peer.authenticated);
+  EXPECT_EQ(peer.probes, 2u);
+  EXPECT_TRUE(stats.errors_by_reason.empty());
+
+  client.reset();
+  EXPECT_TRUE(WaitFor([](const ResponderStats& s) { return s.active_sessions == 0; }));
+}
+
+TEST_F(ResponderTest, WrongSecretIsRefusedAndCounted) {
+  StartResponder(Options());
+  NetError error;
+  auto client = Connect(ClientWith(std::make_shared<const Secret>("a wrong secret")), &error);
+  EXPECT_EQ(client, nullptr);
+  EXPECT_EQ(error.reason, "auth") << error.message;
+  EXPECT_TRUE(WaitForError("auth"));
+  EXPECT_EQ(responder_->Snapshot().sessions_total, 0u);
+}
+
+TEST_F(ResponderTest, InsecureClientIsRefusedBySecureResponder) {
+  StartResponder(Options());
+  NetError error;
+  auto client = Connect(ClientWith(nullptr), &error);
+  EXPECT_EQ(client, nullptr);
+  EXPECT_EQ(error.reason, "auth");
+  EXPECT_NE(error.message.find("insecure"), std::string::npos) << error.message;
+  EXPECT_TRUE(WaitForError("auth"));
+}
+
+TEST_F(ResponderTest, SecureClientGetsAClearErrorFromInsecureResponder) {
+  ResponderOptions options = Options();
+  options.secret = nullptr;
+  options.insecure = true;
+  StartResponder(options);
+  NetError error;
+  EXPECT_EQ(Connect(ClientWith(secret_), &error), nullptr);
+  EXPECT_EQ(error.reason, "auth");
+  EXPECT_NE(error.message.find("insecure"), std::string::npos) << error.message;
+
+  auto insecure = Connect(ClientWith(nullptr), &error);
+  ASSERT_NE(insecure, nullptr) << error.message;
+  EXPECT_FALSE(insecure->authenticated());
+  RunFakeProbe(*insecure);
+  EXPECT_FALSE(responder_->Snapshot().peers.at("127.0.0.1").authenticated);
+}
+
+TEST_F(ResponderTest, WithoutSecretOrInsecureOptionEveryPeerIsRefused) {
+  ResponderOptions options = Options();
+  options.secret = nullptr;
+  StartResponder(options);
+  NetError error;
+  EXPECT_EQ(Connect(ClientWith(nullptr), &error), nullptr);
+  EXPECT_EQ(error.reason, "auth");
+  EXPECT_EQ(Connect(ClientWith(secret_), &error), nullptr);
+  EXPECT_EQ(error.reason, "auth");
+  EXPECT_TRUE(WaitForError("auth", 2));
+}
+
+TEST_F(ResponderTest, BadFramesGetErrorRepliesWhileOthersAreServed) {
+  ResponderOptions options = Options();
+  options.limits.max_frame_bytes = 1024;
+  StartResponder(options);
+  NetError error;
+  auto good = Connect(ClientWith(secret_), &error);  // a session open throughout
+  ASSERT_NE(good, nullptr) << error.message;
+
+  const auto frame = [](const std::string& payload) {
+    std::string out(4, '\0');
+    out[2] = static_cast<char>(payload.size() >> 8);
+    out[3] = static_cast<char>(payload.size() & 0xff);
+    return out + payload;
+  };
+  struct Case {
+    std::string bytes;
+    const char* reason;
+  };
+  for (const Case& test : {Case{frame("\x01garbage\xff"), "malformed"},
+                           Case{std::string("\x00\x10\x00\x00", 4), "oversized"},
+                           Case{frame(R"({"v":2,"type":"hello"})"), "version"},
+                           Case{frame(R"({"v":1,"type":"hello","nonce":"zz"})"), "malformed"}}) {
+    Connection raw = Raw();
+    ASSERT_TRUE(raw.SendRaw(test.bytes, Clock::now() + 1s, &error));
+    auto reply = raw.Receive(Clock::now() + 2s, &error);
+    ASSERT_TRUE(reply) << test.reason << ": " << error.reason << " " << error.message;
+    ErrorReply parsed;
+    std::string parse_error;
+    ASSERT_TRUE(FromJson(*reply, &parsed, &parse_error)) << parse_error;
+    EXPECT_EQ(parsed.reason, test.reason) << parsed.message;
+    EXPECT_FALSE(parsed.message.empty());
+  }
+  EXPECT_TRUE(WaitForError("malformed", 2));
+  EXPECT_EQ(Errors("oversized"), 1u);
+  EXPECT_EQ(Errors("version"), 1u);
+
+  RunFakeProbe(*good);
+  auto another = Connect(ClientWith(secret_), &error);
+  ASSERT_NE(another, nullptr) << error.message;
+  RunFakeProbe(*another);
+}
+
+TEST_F(ResponderTest, ReplayedHelloIsRefused) {
+  StartResponder(Options());
+  const Hello hello{"initiator-1.0", "1.12.0", std::string(kNonceBytes, '\x42')};
+  NetError error;
+  {
+    Connection first = Raw();
+    ASSERT_TRUE(first.Send(ToJson(hello), Clock::now() + 1s, &error));
+    auto challenge = first.Receive(Clock::now() + 2s, &error);
+    ASSERT_TRUE(challenge) << error.message;
+    EXPECT_EQ(MessageType(*challenge), "challenge");
+  }
+  Connection second = Raw();
+  ASSERT_TRUE(second.Send(ToJson(hello), Clock::now() + 1s, &error));
+  auto reply = second.Receive(Clock::now() + 2s, &error);
+  ASSERT_TRUE(reply) << error.message;
+  EXPECT_EQ((*reply)["reason"], "replay");
+  EXPECT_TRUE(WaitForError("replay"));
+}
+
+TEST_F(ResponderTest, SessionLimitRefusesTheNextPeer) {
+  ResponderOptions options = Options();
+  options.limits.max_concurrent_sessions = 2;
+  options.handshake_timeout = 2s;
+  StartResponder(options);
+  NetError error;
+  auto first = Connect(ClientWith(secret_), &error);
+  auto second = Connect(ClientWith(secret_), &error);
+  ASSERT_NE(first, nullptr) << error.message;
+  ASSERT_NE(second, nullptr) << error.message;
+  EXPECT_EQ(Connect(ClientWith(secret_), &error), nullptr);
+  EXPECT_EQ(error.reason, "limit") << error.message;
+  EXPECT_EQ(Errors("limit"), 1u);
+  EXPECT_EQ(responder_->Snapshot().active_sessions, 2u);
+
+  first.reset();  // frees a slot
+  ASSERT_TRUE(WaitFor([](const ResponderStats& s) { return s.active_sessions == 1; }));
+  auto third = Connect(ClientWith(secret_), &error);
+  ASSERT_NE(third, nullptr) << error.message;
+  RunFakeProbe(*third);
+}
+
+TEST_F(ResponderTest, SilentAndSlowClientsAreDroppedAtTheHandshakeDeadline) {
+  StartResponder(Options());  // handshake_timeout 300 ms
+  NetError error;
+  const auto start = Clock::now();
+  Connection silent = Raw();
+  auto reply = silent.Receive(start + 2s, &error);
+  ASSERT_TRUE(reply) << error.message;
+  EXPECT_EQ((*reply)["reason"], "timeout");
+  EXPECT_FALSE(silent.Receive(start + 2s, &error));
+  EXPECT_EQ(error.reason, "closed");
+  EXPECT_LT(Clock::now() - start, 1s);
+
+  // One byte every 50 ms of a valid hello never completes within the deadline.
+  Connection slow = Raw();
+  std::string error_text;
+  std::string nonce(kNonceBytes, '\x07');
+  const std::string frame =
+      *EncodeFrame(ToJson(Hello{"a", "b", nonce}), kDefaultMaxFrameBytes, &error_text);
+  const auto slow_start = Clock::now();
+  bool dropped = false;
+  for (char byte : frame) {
+    if (!slow.SendRaw(std::string(1, byte), Clock::now() + 1s, &error)) {
+      dropped = true;
+      break;
+    }
+    std::this_thread::sleep_for(50ms);
+    if (Clock::now() - slow_start > 1500ms) break;
+  }
+  if (!dropped) {
+    auto last = slow.Receive(slow_start + 2s, &error);
+    if (last) {
+      EXPECT_EQ((*last)["reason"], "timeout");
+    }
+  }
+  EXPECT_LT(Clock::now() - slow_start, 2s);
+  EXPECT_TRUE(WaitForError("timeout", 2));
+}
+
+TEST_F(ResponderTest, ProbeRateIsLimitedPerPeer) {
+  ResponderOptions options = Options();
+  options.limits.probes_per_minute_per_peer = 1;
+  options.limits.probe_burst_per_peer = 1;
+  StartResponder(options);
+  NetError error;
+  auto client = Connect(ClientWith(secret_), &error);
+  ASSERT_NE(client, nullptr) << error.message;
+  RunFakeProbe(*client);
+  EXPECT_FALSE(client->Request(ToJson(FakeSetup()), Clock::now() + 2s, &error));
+  EXPECT_EQ(error.reason, "rate") << error.message;
+  EXPECT_NE(error.message.find("retry"), std::string::npos);
+  EXPECT_TRUE(WaitForError("rate"));
+}
+
+TEST_F(ResponderTest, ProbesBeyondLimitsOrWithoutHandlerAreRefused) {
+  ResponderOptions options = Options();
+  options.limits.max_seconds_per_probe = 1;
+  options.limits.max_bytes_per_probe = 4096;
+  StartResponder(options);
+  struct Case {
+    ProbeSetup setup;
+    const char* reason;
+  };
+  ProbeSetup too_long = FakeSetup(5);
+  ProbeSetup too_big = FakeSetup();
+  too_big.max_bytes = 1 << 20;
+  ProbeSetup unknown = FakeSetup();
+  unknown.kind = "ucx_teleport";
+  ProbeSetup broken = FakeSetup();
+  broken.rail = "broken";
+  for (const Case& test : {Case{too_long, "limit"}, Case{too_big, "limit"},
+                           Case{unknown, "unknown_kind"}, Case{broken, "setup"}}) {
+    NetError error;
+    auto client = Connect(ClientWith(secret_), &error);
+    ASSERT_NE(client, nullptr) << error.message;
+    EXPECT_FALSE(client->Request(ToJson(test.setup), Clock::now() + 2s, &error));
+    EXPECT_EQ(error.reason, test.reason) << error.message;
+  }
+  EXPECT_TRUE(WaitForError("limit", 2));
+  EXPECT_EQ(Errors("unknown_kind"), 1u);
+}
+
+TEST_F(ResponderTest, MissingProbeDoneEndsTheProbe) {
+  StartResponder(Options());  // probe_grace 300 ms
+  NetError error;
+  auto client = Connect(ClientWith(secret_), &error);
+  ASSERT_NE(client, nullptr) << error.message;
+  ASSERT_TRUE(client->Request(ToJson(FakeSetup(0.1)), Clock::now() + 2s, &error)) << error.message;
+  const auto start = Clock::now();
+  EXPECT_FALSE(client->Receive(start + 3s, &error));
+  EXPECT_EQ(error.reason, "timeout") << error.message;
+  EXPECT_LT(Clock::now() - start, 1500ms);
+}
+
+TEST_F(ResponderTest, StopIsPromptWithSessionsInEveryState) {
+  ResponderOptions options = Options();
+  options.handshake_timeout = 30s;
+  options.probe_grace = 30s;
+  StartResponder(options);
+  NetError error;
+  auto serving = Connect(ClientWith(secret_), &error);
+  ASSERT_NE(serving, nullptr) << error.message;
+  ASSERT_TRUE(serving->Request(ToJson(FakeSetup(20)), Clock::now() + 2s, &error));
+  auto idle = Connect(ClientWith(secret_), &error);
+  ASSERT_NE(idle, nullptr) << error.message;
+  Connection silent = Raw();
+  ASSERT_TRUE(WaitFor([](const ResponderStats& s) { return s.active_sessions == 3; }));
+
+  const auto start = Clock::now();
+  responder_->Stop();
+  EXPECT_LT(Clock::now() - start, 500ms);
+  EXPECT_FALSE(serving->Receive(Clock::now() + 1s, &error));
+  EXPECT_EQ(error.reason, "shutdown") << error.message;
+  EXPECT_EQ(responder_->Snapshot().active_sessions, 0u);
+}
+
+TEST_F(ResponderTest, StartFailsOnBadOptions) {
+  ResponderOptions options = Options();
+  options.limits.max_concurrent_sessions = 0;
+  Responder bad_limits(options, FakeFactory());
+  std::string error;
+  EXPECT_FALSE(bad_limits.Start(&error));
+  EXPECT_NE(error.find("max_concurrent_sessions"), std::string::npos);
+
+  options = Options();
+  options.listen_host = "not-an-address";
+  Responder bad_address(options, FakeFactory());
+  EXPECT_FALSE(bad_address.Start(&error));
+  EXPECT_NE(error.find("not-an-address"), std::string::npos);
+}
+
+TEST_F(ResponderTest, ListensOnIpv6LoopbackWhenAvailable) {
+  ResponderOptions options = Options();
+  options.listen_host = "::1";
+  responder_ = std::make_unique<Responder>(options, FakeFactory());
+  std::string start_error;
+  if (!responder_->Start(&start_error)) GTEST_SKIP() << "no IPv6 loopback: " << start_error;
+  NetError error;
+  auto client = PeerClient::Connect("[::1]:" + std::to_string(responder_->ListeningPort()), 2s,
+                                    ClientWith(secret_), &error);
+  ASSERT_NE(client, nullptr) << error.message;
+  RunFakeProbe(*client);
+  EXPECT_EQ(responder_->Snapshot().peers.count("::1"), 1u);
+}
+
+}  // namespace
+}  // namespace rail::peer::testing
