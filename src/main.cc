@@ -1,10 +1,9 @@
 // Command line of rail_exporter. Flags follow node_exporter's conventions. Everything but flag
 // parsing and signal handling lives in the library (rail/agent.h).
-#include <CLI/CLI.hpp>
+#include <malloc.h>
 #include <spdlog/spdlog.h>
 
-#include <malloc.h>
-
+#include <CLI/CLI.hpp>
 #include <csignal>
 #include <iostream>
 #include <map>
@@ -67,11 +66,13 @@ int main(int argc, char** argv) {
   probe_command->fallthrough();
   probe_command->add_option("--peer", probe_options.peer, "Peer agent's responder, HOST[:PORT]")
       ->required();
-  probe_command->add_option("--kind", probe_options.kind,
-                            "ucx_throughput, ucx_rtt, multirail_capacity, "
-                            "ucx_multirail_throughput, tcp_throughput or tcp_rtt")
+  probe_command
+      ->add_option("--kind", probe_options.kind,
+                   "ucx_throughput, ucx_rtt, multirail_capacity, "
+                   "ucx_multirail_throughput, tcp_throughput or tcp_rtt")
       ->required();
-  probe_command->add_option("--rail", probe_options.rails, "Rail to probe (repeatable; default: all)");
+  probe_command->add_option("--rail", probe_options.rails,
+                            "Rail to probe (repeatable; default: all)");
   probe_command->add_option("--output", probe_options.output, "table or json");
   probe_command->add_option("--operation", probe_options.operation, "UCX operation: put, get, am");
   probe_command->add_option("--size", probe_options.message_sizes_bytes,
@@ -88,8 +89,7 @@ int main(int argc, char** argv) {
   std::map<std::string, bool> enabled;
   for (const auto& info : rail::KnownCollectors()) {
     enabled[info.name] = info.enabled_by_default;
-    app.add_flag("--collector." + info.name + ",!--no-collector." + info.name,
-                 enabled[info.name],
+    app.add_flag("--collector." + info.name + ",!--no-collector." + info.name, enabled[info.name],
                  "Enable the " + info.name + " collector: " + info.help);
   }
 

@@ -26,11 +26,11 @@ class RootedFilesystem;
 namespace peer {
 class Responder;
 class ReplayCache;
-}
+}  // namespace peer
 namespace probe {
 class ResultStore;
 class RailCounterReader;
-}
+}  // namespace probe
 namespace schedule {
 class SteadyClock;
 }

@@ -17,25 +17,25 @@ namespace rail {
 enum class TransportClass { kRdma, kTcp };
 
 struct RailConfig {
-  std::string name;                      // rails[].name, the `rail` label
-  std::optional<std::string> device;     // rails[].device, RDMA device (class/infiniband/<d>)
-  std::optional<unsigned> port;          // rails[].port, default 1
-  std::optional<std::string> netdev;     // rails[].netdev, overrides the discovered netdev
-  std::optional<std::string> ipv4;       // rails[].ipv4, overrides the address taken from GIDs
-  std::optional<double> expected_rate_gbps;     // rails[].expected_rate_gbps
-  std::optional<TransportClass> transport;      // rails[].transport: rdma | tcp
+  std::string name;                          // rails[].name, the `rail` label
+  std::optional<std::string> device;         // rails[].device, RDMA device (class/infiniband/<d>)
+  std::optional<unsigned> port;              // rails[].port, default 1
+  std::optional<std::string> netdev;         // rails[].netdev, overrides the discovered netdev
+  std::optional<std::string> ipv4;           // rails[].ipv4, overrides the address taken from GIDs
+  std::optional<double> expected_rate_gbps;  // rails[].expected_rate_gbps
+  std::optional<TransportClass> transport;   // rails[].transport: rdma | tcp
 };
 
 // The responder that answers other agents' probes (responder.*).
 struct ResponderConfig {
-  std::string listen_address = ":9841";  // responder.listen_address; "" disables the responder
-  std::optional<std::string> secret_file;  // responder.secret_file (also used to probe peers)
-  bool insecure = false;                 // responder.insecure: accept peers without a secret
-  std::size_t max_frame_bytes = 64 * 1024;               // responder.limits.max_frame_bytes
-  std::size_t max_concurrent_sessions = 16;              // responder.limits.max_concurrent_sessions
+  std::string listen_address = ":9841";      // responder.listen_address; "" disables the responder
+  std::optional<std::string> secret_file;    // responder.secret_file (also used to probe peers)
+  bool insecure = false;                     // responder.insecure: accept peers without a secret
+  std::size_t max_frame_bytes = 64 * 1024;   // responder.limits.max_frame_bytes
+  std::size_t max_concurrent_sessions = 16;  // responder.limits.max_concurrent_sessions
   std::uint64_t max_bytes_per_probe = std::uint64_t{16} << 30;  // .limits.max_bytes_per_probe
-  double max_seconds_per_probe = 30;                     // responder.limits.max_seconds_per_probe
-  double probes_per_minute_per_peer = 60;  // responder.limits.probes_per_minute_per_peer
+  double max_seconds_per_probe = 30;        // responder.limits.max_seconds_per_probe
+  double probes_per_minute_per_peer = 60;   // responder.limits.probes_per_minute_per_peer
   std::uint32_t probe_burst_per_peer = 10;  // responder.limits.probe_burst_per_peer
 };
 
@@ -47,19 +47,19 @@ struct PeerConfig {
 // One probes[] entry: a kind run against some peers over some rails. Single-rail kinds become
 // one scheduled job per rail.
 struct ProbeConfig {
-  std::string kind;                        // probes[].kind
-  std::vector<std::string> peers;          // probes[].peers; empty: every peer
-  std::vector<std::string> rails;          // probes[].rails; empty: every rail
-  std::string operation = "put";           // probes[].operation: put, get, am (UCX kinds)
+  std::string kind;                                // probes[].kind
+  std::vector<std::string> peers;                  // probes[].peers; empty: every peer
+  std::vector<std::string> rails;                  // probes[].rails; empty: every rail
+  std::string operation = "put";                   // probes[].operation: put, get, am (UCX kinds)
   std::vector<std::uint64_t> message_sizes_bytes;  // probes[].message_sizes; empty: kind default
-  unsigned window = 16;                    // probes[].window: outstanding UCX operations
-  unsigned streams = 1;                    // probes[].streams: parallel TCP streams
-  std::chrono::milliseconds duration{2000};   // probes[].duration ("2s", "500ms")
-  std::chrono::milliseconds interval{300000}; // probes[].interval ("5m")
-  double jitter = 0.1;                     // probes[].jitter, fraction of the interval
-  std::chrono::milliseconds timeout{0};    // probes[].timeout; 0: duration + 10 s
-  std::string transports;                  // probes[].ucx_transports: UCX_TLS override
-  std::optional<std::uint64_t> max_bytes;  // probes[].max_bytes: bytes one run may move
+  unsigned window = 16;                            // probes[].window: outstanding UCX operations
+  unsigned streams = 1;                            // probes[].streams: parallel TCP streams
+  std::chrono::milliseconds duration{2000};        // probes[].duration ("2s", "500ms")
+  std::chrono::milliseconds interval{300000};      // probes[].interval ("5m")
+  double jitter = 0.1;                             // probes[].jitter, fraction of the interval
+  std::chrono::milliseconds timeout{0};            // probes[].timeout; 0: duration + 10 s
+  std::string transports;                          // probes[].ucx_transports: UCX_TLS override
+  std::optional<std::uint64_t> max_bytes;          // probes[].max_bytes: bytes one run may move
 };
 
 struct BudgetConfig {

@@ -19,8 +19,9 @@ class GidCache {
  public:
   using Clock = std::function<std::chrono::steady_clock::time_point()>;
   // A zero interval re-reads on every call.
-  explicit GidCache(std::chrono::milliseconds refresh_interval,
-                    Clock now = [] { return std::chrono::steady_clock::now(); })
+  explicit GidCache(
+      std::chrono::milliseconds refresh_interval,
+      Clock now = [] { return std::chrono::steady_clock::now(); })
       : refresh_interval_(refresh_interval), now_(std::move(now)) {}
 
   // The port's GID table, read with `read` when absent or older than the refresh interval.

@@ -13,20 +13,20 @@
 namespace rail {
 
 struct ProbeCommandOptions {
-  std::string peer;                 // host[:port] of the peer's responder
-  std::vector<std::string> rails;   // empty: every rail
+  std::string peer;                // host[:port] of the peer's responder
+  std::vector<std::string> rails;  // empty: every rail
   std::string kind;
-  std::string output = "table";     // table | json
+  std::string output = "table";  // table | json
   std::string operation = "put";
   std::vector<std::uint64_t> message_sizes_bytes;  // empty: the kind's default
   unsigned window = 16;
   unsigned streams = 1;
   std::chrono::milliseconds duration{2000};
-  std::chrono::milliseconds timeout{0};            // 0: duration + 10 s
+  std::chrono::milliseconds timeout{0};  // 0: duration + 10 s
   std::string ucx_transports;
   std::string sysfs_root = "/sys";
   std::optional<std::string> config_file;
-  std::optional<std::string> secret_file;          // else the config's responder.secret_file
+  std::optional<std::string> secret_file;  // else the config's responder.secret_file
   bool insecure = false;
 };
 

@@ -45,8 +45,8 @@ std::vector<probe::ProbeResult> RunProbeSizes(probe::Probe& probe, const probe::
 
 class ProbeRunner {
  public:
-  ProbeRunner(std::vector<PlannedProbe> plan, schedule::Budget budget,
-              probe::ProbeContext context, probe::ResultStore& store);
+  ProbeRunner(std::vector<PlannedProbe> plan, schedule::Budget budget, probe::ProbeContext context,
+              probe::ResultStore& store);
   ~ProbeRunner();
   ProbeRunner(const ProbeRunner&) = delete;
   ProbeRunner& operator=(const ProbeRunner&) = delete;

@@ -16,13 +16,13 @@ enum class RailSource { kConfigured, kDiscovered };
 
 struct Rail {
   std::string name;
-  std::string device;        // RDMA device; empty for a netdev-only rail
-  unsigned port = 0;         // 0 for a netdev-only rail
-  std::string netdev;        // empty when none is known (IB port without IPoIB)
-  std::string link_layer;    // "Ethernet", "InfiniBand" or "" when unknown
-  std::string ipv4;          // from config, else the RoCE v2 IPv4-mapped GID on `netdev`
-  bool present = false;      // the configured device/port exists on this host
-  bool active = false;       // port ACTIVE and LinkUp (netdev-only rails: not known here)
+  std::string device;      // RDMA device; empty for a netdev-only rail
+  unsigned port = 0;       // 0 for a netdev-only rail
+  std::string netdev;      // empty when none is known (IB port without IPoIB)
+  std::string link_layer;  // "Ethernet", "InfiniBand" or "" when unknown
+  std::string ipv4;        // from config, else the RoCE v2 IPv4-mapped GID on `netdev`
+  bool present = false;    // the configured device/port exists on this host
+  bool active = false;     // port ACTIVE and LinkUp (netdev-only rails: not known here)
   std::optional<double> expected_rate_gbps;
   TransportClass transport = TransportClass::kRdma;
   RailSource source = RailSource::kDiscovered;

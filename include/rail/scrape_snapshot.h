@@ -25,13 +25,13 @@ struct ResponderStats;
 }
 
 struct SnapshotSources {
-  const sysfs::Filesystem* sys = nullptr;   // --path.sysfs
-  const sysfs::Filesystem* proc = nullptr;  // --path.procfs
+  const sysfs::Filesystem* sys = nullptr;        // --path.sysfs
+  const sysfs::Filesystem* proc = nullptr;       // --path.procfs
   const sysfs::Filesystem* self_proc = nullptr;  // the real /proc, for the agent's own figures
-  sysfs::InfinibandReadOptions infiniband;  // what of each device is read, and which devices
+  sysfs::InfinibandReadOptions infiniband;       // what of each device is read, and which devices
   GidCache* gid_cache = nullptr;  // when set, GID tables come through it (infiniband.gids)
   const AgentConfig* config = nullptr;
-  const probe::ResultStore* results = nullptr;  // probe results; null when no probe runs
+  const probe::ResultStore* results = nullptr;            // probe results; null when no probe runs
   std::function<peer::ResponderStats()> responder_stats;  // empty when no responder runs
 };
 

@@ -25,8 +25,8 @@ std::regex CompileDeviceRegex(const std::string& pattern, const char* flag) {
   try {
     return std::regex(pattern, std::regex::extended);
   } catch (const std::regex_error& error) {
-    throw AgentError(std::string("--collector.infiniband.") + flag + ": invalid regex '" +
-                     pattern + "': " + error.what());
+    throw AgentError(std::string("--collector.infiniband.") + flag + ": invalid regex '" + pattern +
+                     "': " + error.what());
   }
 }
 
@@ -76,8 +76,8 @@ Agent::Agent(const AgentOptions& options) : options_(options) {
   sources.proc = proc_.get();
   sources.self_proc = self_proc_.get();
   sources.config = &config_;
-  sources.infiniband.device_filter = MakeDeviceFilter(options_.device_include,
-                                                      options_.device_exclude);
+  sources.infiniband.device_filter =
+      MakeDeviceFilter(options_.device_include, options_.device_exclude);
   // Only what an enabled collector publishes is read: GIDs also give a rail its IPv4 (netclass
   // finds a rail's netdev through device/net/ when GIDs are not read).
   sources.infiniband.counters = Enabled(options_.collectors, "infiniband");
@@ -92,9 +92,10 @@ Agent::Agent(const AgentOptions& options) : options_(options) {
     sysfs::ReadErrors errors;
     const auto devices = sysfs::ListInfinibandDevices(*sys_, errors);
     if (devices.empty()) {
-      spdlog::warn("found no RDMA device under {}/class/infiniband: serving netdev and bond "
-                   "inventory only",
-                   options_.sysfs_root);
+      spdlog::warn(
+          "found no RDMA device under {}/class/infiniband: serving netdev and bond "
+          "inventory only",
+          options_.sysfs_root);
     } else {
       spdlog::info("found {} RDMA device(s) under {}/class/infiniband", devices.size(),
                    options_.sysfs_root);
@@ -105,7 +106,8 @@ Agent::Agent(const AgentOptions& options) : options_(options) {
   StartResponder();
   StartProbes();
   std::string ports;
-  for (int port : web_->ListeningPorts()) ports += (ports.empty() ? "" : ",") + std::to_string(port);
+  for (int port : web_->ListeningPorts())
+    ports += (ports.empty() ? "" : ",") + std::to_string(port);
   spdlog::info("listening on port(s) {}, metrics at {}", ports, options_.web.telemetry_path);
 }
 
@@ -114,7 +116,9 @@ Agent::~Agent() {
   if (responder_) responder_->Stop();
 }
 
-std::vector<int> Agent::ListeningPorts() const { return web_->ListeningPorts(); }
+std::vector<int> Agent::ListeningPorts() const {
+  return web_->ListeningPorts();
+}
 
 std::uint16_t Agent::ResponderPort() const {
   return responder_ ? responder_->ListeningPort() : std::uint16_t{0};
@@ -136,9 +140,9 @@ peer::AgentVersions OurVersions() {
 }
 
 // The rails as the probes use them, read once at start.
-std::vector<probe::ProbeRail> LocalProbeRails(const sysfs::Filesystem& sys,
-                                              const AgentConfig& config,
-                                              const std::function<bool(const std::string&)>& filter) {
+std::vector<probe::ProbeRail> LocalProbeRails(
+    const sysfs::Filesystem& sys, const AgentConfig& config,
+    const std::function<bool(const std::string&)>& filter) {
   sysfs::ReadErrors errors;
   sysfs::InfinibandReadOptions read;
   read.counters = false;
@@ -155,9 +159,9 @@ void Agent::StartResponder() {
   std::string error;
   // ":9841" (node_exporter's spelling) listens on every address.
   const bool every_address = config.listen_address.front() == ':';
-  const auto address = peer::ParseHostPort(
-      every_address ? "0.0.0.0" + config.listen_address : config.listen_address,
-      peer::kDefaultResponderPort, &error);
+  const auto address =
+      peer::ParseHostPort(every_address ? "0.0.0.0" + config.listen_address : config.listen_address,
+                          peer::kDefaultResponderPort, &error);
   if (!address) throw AgentError("responder.listen_address: " + error);
   peer::ResponderOptions options;
   options.listen_host = every_address ? "" : address->host;
@@ -173,28 +177,29 @@ void Agent::StartResponder() {
   options.limits.probe_burst_per_peer = config.probe_burst_per_peer;
   options.clock = clock_.get();
   if (!options.secret && !options.insecure) {
-    spdlog::warn("responder: no responder.secret_file and no --peer.insecure: every peer will "
-                 "be refused");
+    spdlog::warn(
+        "responder: no responder.secret_file and no --peer.insecure: every peer will "
+        "be refused");
   }
-  auto rails = LocalProbeRails(*sys_, config_, MakeDeviceFilter(options_.device_include,
-                                                               options_.device_exclude));
-  responder_ = std::make_unique<peer::Responder>(std::move(options),
-                                                 probe::MakeProbeHandlerFactory(rails));
+  auto rails = LocalProbeRails(*sys_, config_,
+                               MakeDeviceFilter(options_.device_include, options_.device_exclude));
+  responder_ =
+      std::make_unique<peer::Responder>(std::move(options), probe::MakeProbeHandlerFactory(rails));
   if (!responder_->Start(&error)) throw AgentError("responder: " + error);
   spdlog::info("responder listening on port {}", responder_->ListeningPort());
 }
 
 void Agent::StartProbes() {
   if (config_.probes.empty()) return;
-  auto rails = LocalProbeRails(*sys_, config_, MakeDeviceFilter(options_.device_include,
-                                                               options_.device_exclude));
+  auto rails = LocalProbeRails(*sys_, config_,
+                               MakeDeviceFilter(options_.device_include, options_.device_exclude));
   auto plan = PlanProbes(config_, rails);
   auto secret = LoadSecret(config_);
   if (!secret && !(config_.responder.insecure || options_.peer_insecure)) {
     throw AgentError("probes need responder.secret_file (or --peer.insecure) to reach peers");
   }
-  seen_responder_nonces_ = std::make_unique<peer::ReplayCache>(*clock_, 4096,
-                                                               std::chrono::hours(1));
+  seen_responder_nonces_ =
+      std::make_unique<peer::ReplayCache>(*clock_, 4096, std::chrono::hours(1));
   probe::ProbeContext context;
   context.connect = peer::MakePeerConnector(secret, OurVersions(), *seen_responder_nonces_);
   context.counters = counter_reader_.get();

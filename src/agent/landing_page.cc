@@ -16,12 +16,23 @@ std::string Escape(const std::string& text) {
   out.reserve(text.size());
   for (char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -60,7 +71,8 @@ std::string Agent::RenderLandingPage() const {
          << "</td><td>" << (rail.port ? std::to_string(rail.port) : "") << "</td><td>"
          << Escape(rail.netdev) << "</td><td>" << Escape(rail.link_layer) << "</td><td>"
          << Escape(rail.ipv4) << "</td><td class=\"" << (up ? "up" : "down") << "\">"
-         << (rail.device.empty() ? "netdev" : (!rail.present ? "missing" : (up ? "active" : "down")))
+         << (rail.device.empty() ? "netdev"
+                                 : (!rail.present ? "missing" : (up ? "active" : "down")))
          << "</td></tr>\n";
   }
   html << "</table>\n</body></html>\n";

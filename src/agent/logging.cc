@@ -4,9 +4,8 @@
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
-#include <nlohmann/json.hpp>
-
 #include <cstring>
+#include <nlohmann/json.hpp>
 
 #include "rail/agent.h"
 
@@ -37,11 +36,18 @@ class LevelName final : public spdlog::custom_flag_formatter {
     const char* name = "info";
     switch (message.level) {
       case spdlog::level::trace:
-      case spdlog::level::debug: name = "debug"; break;
-      case spdlog::level::warn: name = "warn"; break;
+      case spdlog::level::debug:
+        name = "debug";
+        break;
+      case spdlog::level::warn:
+        name = "warn";
+        break;
       case spdlog::level::err:
-      case spdlog::level::critical: name = "error"; break;
-      default: break;
+      case spdlog::level::critical:
+        name = "error";
+        break;
+      default:
+        break;
     }
     out.append(name, name + std::strlen(name));
   }
@@ -66,8 +72,8 @@ void ConfigureLogging(const std::string& level, const std::string& format) {
   } else {
     throw AgentError("--log.format: expected logfmt or json, got '" + format + "'");
   }
-  auto logger = std::make_shared<spdlog::logger>(
-      "rail_exporter", std::make_shared<spdlog::sinks::stderr_sink_mt>());
+  auto logger = std::make_shared<spdlog::logger>("rail_exporter",
+                                                 std::make_shared<spdlog::sinks::stderr_sink_mt>());
   auto formatter = std::make_unique<spdlog::pattern_formatter>(spdlog::pattern_time_type::utc);
   formatter->add_flag<QuotedMessage>('*').add_flag<LevelName>('k').set_pattern(pattern);
   logger->set_formatter(std::move(formatter));

@@ -14,7 +14,8 @@
 namespace rail {
 namespace {
 
-std::string Micros(const std::optional<probe::LatencySummary>& rtt, double probe::LatencySummary::*field) {
+std::string Micros(const std::optional<probe::LatencySummary>& rtt,
+                   double probe::LatencySummary::*field) {
   return rtt ? fmt::format("{:.1f}", (*rtt).*field * 1e6) : "-";
 }
 
@@ -73,20 +74,20 @@ nlohmann::json ToJson(const probe::ProbeResult& result) {
 }  // namespace
 
 std::string FormatProbeTable(const std::vector<probe::ProbeResult>& results) {
-  std::string table = fmt::format(
-      "{:<25} {:<16} {:<14} {:>9} {:>14} {:>8} {:>9} {:>10} {:>10} {:<24} {}\n", "kind", "peer",
-      "rail", "size", "bytes", "seconds", "Gbit/s", "rtt p50us", "rtt p99us", "transport",
-      "status");
+  std::string table =
+      fmt::format("{:<25} {:<16} {:<14} {:>9} {:>14} {:>8} {:>9} {:>10} {:>10} {:<24} {}\n", "kind",
+                  "peer", "rail", "size", "bytes", "seconds", "Gbit/s", "rtt p50us", "rtt p99us",
+                  "transport", "status");
   auto row = [&table](const probe::ProbeResult& result, const std::string& rail,
                       std::uint64_t bytes, double bytes_per_second, bool summary_row) {
-    table += fmt::format(
-        "{:<25} {:<16} {:<14} {:>9} {:>14} {:>8.3f} {:>9.3f} {:>10} {:>10} {:<24} {}\n",
-        probe::ProbeKindName(result.kind), result.peer, rail, result.message_size_bytes, bytes,
-        result.seconds, bytes_per_second * 8 / 1e9,
-        summary_row ? Micros(result.rtt, &probe::LatencySummary::p50) : "-",
-        summary_row ? Micros(result.rtt, &probe::LatencySummary::p99) : "-",
-        summary_row ? Lanes(result) : "-",
-        result.success ? "ok" : result.error_reason + ": " + result.error_message);
+    table +=
+        fmt::format("{:<25} {:<16} {:<14} {:>9} {:>14} {:>8.3f} {:>9.3f} {:>10} {:>10} {:<24} {}\n",
+                    probe::ProbeKindName(result.kind), result.peer, rail, result.message_size_bytes,
+                    bytes, result.seconds, bytes_per_second * 8 / 1e9,
+                    summary_row ? Micros(result.rtt, &probe::LatencySummary::p50) : "-",
+                    summary_row ? Micros(result.rtt, &probe::LatencySummary::p99) : "-",
+                    summary_row ? Lanes(result) : "-",
+                    result.success ? "ok" : result.error_reason + ": " + result.error_message);
   };
   for (const auto& result : results) {
     row(result, probe::RailLabel(result.rails), result.bytes, result.throughput_bytes_per_second,
@@ -95,9 +96,10 @@ std::string FormatProbeTable(const std::vector<probe::ProbeResult>& results) {
       row(result, "  " + rail.rail, rail.bytes, rail.bytes_per_second, false);
     }
     for (const auto& delta : result.counters) {
-      table += fmt::format("{:<25} {:<16} {:<14} counters: transmitted {} bytes, {:.1f}% of the "
-                           "probed rails' bytes\n",
-                           "", "", "  " + delta.rail, delta.transmit_bytes, delta.share * 100);
+      table += fmt::format(
+          "{:<25} {:<16} {:<14} counters: transmitted {} bytes, {:.1f}% of the "
+          "probed rails' bytes\n",
+          "", "", "  " + delta.rail, delta.transmit_bytes, delta.share * 100);
     }
   }
   return table;
@@ -137,8 +139,7 @@ int RunProbeCommand(const ProbeCommandOptions& options, std::ostream& out, std::
     std::vector<probe::ProbeRail> selected;
     for (const auto& rail : all_rails) {
       if (options.rails.empty() ||
-          std::find(options.rails.begin(), options.rails.end(), rail.name) !=
-              options.rails.end()) {
+          std::find(options.rails.begin(), options.rails.end(), rail.name) != options.rails.end()) {
         selected.push_back(rail);
       }
     }
@@ -151,8 +152,8 @@ int RunProbeCommand(const ProbeCommandOptions& options, std::ostream& out, std::
     }
 
     std::shared_ptr<const peer::Secret> secret;
-    const auto secret_file = options.secret_file ? options.secret_file
-                                                 : config.responder.secret_file;
+    const auto secret_file =
+        options.secret_file ? options.secret_file : config.responder.secret_file;
     if (secret_file) {
       std::string error;
       secret = peer::LoadSecretFile(*secret_file, &error);
@@ -177,14 +178,13 @@ int RunProbeCommand(const ProbeCommandOptions& options, std::ostream& out, std::
     params.kind = *kind;
     params.peer = options.peer;
     params.operation = *operation;
-    params.message_sizes_bytes = options.message_sizes_bytes.empty()
-                                     ? DefaultMessageSizes(*kind)
-                                     : options.message_sizes_bytes;
+    params.message_sizes_bytes = options.message_sizes_bytes.empty() ? DefaultMessageSizes(*kind)
+                                                                     : options.message_sizes_bytes;
     params.window = options.window;
     params.streams = options.streams;
     params.duration = options.duration;
-    params.timeout = options.timeout.count() > 0 ? options.timeout
-                                                 : options.duration + std::chrono::seconds(10);
+    params.timeout =
+        options.timeout.count() > 0 ? options.timeout : options.duration + std::chrono::seconds(10);
     params.ucx_transports = options.ucx_transports;
 
     auto probe = probe::MakeProbe(*kind);
@@ -209,9 +209,8 @@ int RunProbeCommand(const ProbeCommandOptions& options, std::ostream& out, std::
       }
     }
     out << (options.output == "json" ? FormatProbeJson(results) : FormatProbeTable(results));
-    return std::all_of(results.begin(), results.end(), [](const auto& r) { return r.success; })
-               ? 0
-               : 1;
+    return std::all_of(results.begin(), results.end(), [](const auto& r) { return r.success; }) ? 0
+                                                                                                : 1;
   } catch (const std::exception& error) {
     err << "rail_exporter probe: " << error.what() << "\n";
     return 2;

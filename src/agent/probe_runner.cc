@@ -12,7 +12,9 @@ ProbeRunner::ProbeRunner(std::vector<PlannedProbe> plan, schedule::Budget budget
   context_.cancel = &cancel_;
 }
 
-ProbeRunner::~ProbeRunner() { Stop(); }
+ProbeRunner::~ProbeRunner() {
+  Stop();
+}
 
 bool ProbeRunner::Start(std::string* error) {
   std::vector<schedule::ProbeJob> jobs;

@@ -56,10 +56,14 @@ std::vector<probe::ProbeRail> MakeProbeRails(const std::vector<Rail>& rails) {
 
 std::vector<std::uint64_t> DefaultMessageSizes(probe::ProbeKind kind) {
   switch (kind) {
-    case probe::ProbeKind::kUcxRtt: return {8, 4096};
-    case probe::ProbeKind::kTcpRtt: return {8};
-    case probe::ProbeKind::kTcpThroughput: return {128 * 1024};
-    default: return {1 << 20};
+    case probe::ProbeKind::kUcxRtt:
+      return {8, 4096};
+    case probe::ProbeKind::kTcpRtt:
+      return {8};
+    case probe::ProbeKind::kTcpThroughput:
+      return {128 * 1024};
+    default:
+      return {1 << 20};
   }
 }
 
@@ -107,9 +111,8 @@ std::vector<PlannedProbe> PlanProbes(const AgentConfig& config,
         params.peer = peer.address;
         params.rails = group;
         params.operation = *probe::ParseUcxOperation(entry.operation);
-        params.message_sizes_bytes = entry.message_sizes_bytes.empty()
-                                         ? DefaultMessageSizes(kind)
-                                         : entry.message_sizes_bytes;
+        params.message_sizes_bytes = entry.message_sizes_bytes.empty() ? DefaultMessageSizes(kind)
+                                                                       : entry.message_sizes_bytes;
         params.window = entry.window;
         params.streams = entry.streams;
         params.duration = entry.duration;
@@ -131,8 +134,7 @@ std::vector<PlannedProbe> PlanProbes(const AgentConfig& config,
         job.timeout = entry.timeout * static_cast<int>(params.message_sizes_bytes.size()) +
                       std::chrono::seconds(1);
         job.expected_bytes = probe::IsBulk(kind)
-                                 ? ExpectedBytes(entry, group) *
-                                       params.message_sizes_bytes.size()
+                                 ? ExpectedBytes(entry, group) * params.message_sizes_bytes.size()
                                  : 0;
         plan.push_back(std::move(planned));
       }

@@ -30,15 +30,16 @@ class BondingCollector final : public Collector {
         "rail_bond_info", "Bond configuration (bonding/mode, bonding/xmit_hash_policy); value 1.");
     auto up = detail::Gauge("rail_bond_up", "1 when the bond's MII status is up, else 0.");
     auto slaves = detail::Gauge("rail_bond_slaves", "Number of slaves (bonding/slaves).");
-    auto active = detail::Gauge("rail_bond_active_slaves",
-                                "Number of slaves whose MII status is up.");
-    auto slave_up = detail::Gauge("rail_bond_slave_up",
-                                  "1 when the slave's MII status is up (bonding_slave/mii_status).");
-    auto slave_active = detail::Gauge(
-        "rail_bond_slave_active", "1 when the slave's bonding state is active (bonding_slave/state).");
-    auto failures = detail::Counter(
-        "rail_bond_slave_link_failures_total",
-        "Link failures of the slave (bonding_slave/link_failure_count).");
+    auto active =
+        detail::Gauge("rail_bond_active_slaves", "Number of slaves whose MII status is up.");
+    auto slave_up = detail::Gauge(
+        "rail_bond_slave_up", "1 when the slave's MII status is up (bonding_slave/mii_status).");
+    auto slave_active =
+        detail::Gauge("rail_bond_slave_active",
+                      "1 when the slave's bonding state is active (bonding_slave/state).");
+    auto failures =
+        detail::Counter("rail_bond_slave_link_failures_total",
+                        "Link failures of the slave (bonding_slave/link_failure_count).");
     auto speed = detail::Gauge("rail_bond_slave_speed_bytes_per_second",
                                "Slave speed reported by /proc/net/bonding, in bytes per second.");
 
@@ -66,7 +67,8 @@ class BondingCollector final : public Collector {
       }
       active.Add(id, slaves_up);
     }
-    for (auto* family : {&info, &up, &slaves, &active, &slave_up, &slave_active, &failures, &speed}) {
+    for (auto* family :
+         {&info, &up, &slaves, &active, &slave_up, &slave_active, &failures, &speed}) {
       family->MoveTo(out);
     }
   }
@@ -74,6 +76,8 @@ class BondingCollector final : public Collector {
 
 }  // namespace
 
-std::unique_ptr<Collector> MakeBondingCollector() { return std::make_unique<BondingCollector>(); }
+std::unique_ptr<Collector> MakeBondingCollector() {
+  return std::make_unique<BondingCollector>();
+}
 
 }  // namespace rail

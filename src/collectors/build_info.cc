@@ -6,16 +6,16 @@ namespace rail {
 
 const BuildInfo& GetBuildInfo() {
   static const BuildInfo kInfo = {
-      RAIL_VERSION,
-      RAIL_GIT_REVISION,
+    RAIL_VERSION,
+    RAIL_GIT_REVISION,
 #if defined(__clang__)
-      "clang " __clang_version__,
+    "clang " __clang_version__,
 #elif defined(__GNUC__)
-      "gcc " __VERSION__,
+    "gcc " __VERSION__,
 #else
-      "unknown",
+    "unknown",
 #endif
-      ucp_get_version_string(),
+    ucp_get_version_string(),
   };
   return kInfo;
 }

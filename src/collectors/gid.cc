@@ -40,6 +40,8 @@ class GidCollector final : public Collector {
 
 }  // namespace
 
-std::unique_ptr<Collector> MakeGidCollector() { return std::make_unique<GidCollector>(); }
+std::unique_ptr<Collector> MakeGidCollector() {
+  return std::make_unique<GidCollector>();
+}
 
 }  // namespace rail

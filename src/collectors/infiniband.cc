@@ -76,7 +76,9 @@ const std::map<std::string, std::string> kExtendedReplacement = {
 };
 
 // hw_counters that are settings rather than event counts.
-bool IsHwSetting(const std::string& name) { return name == "lifespan"; }
+bool IsHwSetting(const std::string& name) {
+  return name == "lifespan";
+}
 
 const sysfs::PortCounter* BestCounter(const sysfs::InfinibandPort& port, const std::string& file) {
   const auto classic = port.counters.find(file);
@@ -100,8 +102,7 @@ class InfinibandCollector final : public Collector {
   void Collect(ScrapeSnapshot& snapshot, std::vector<prometheus::MetricFamily>& out) override {
     auto device_info = Gauge("rail_infiniband_device_info",
                              "RDMA device identity from class/infiniband/<device>; value 1.");
-    auto port_info = Gauge("rail_port_info",
-                           "RDMA port facts (link layer, width, LIDs); value 1.");
+    auto port_info = Gauge("rail_port_info", "RDMA port facts (link layer, width, LIDs); value 1.");
     auto state = Gauge("rail_port_state_id",
                        "Logical port state (ports/<p>/state): 1 DOWN, 2 INIT, 3 ARMED, 4 ACTIVE.");
     auto phys_state = Gauge("rail_port_physical_state_id",

@@ -31,7 +31,9 @@ double Seconds(std::chrono::system_clock::time_point at) {
   return std::chrono::duration<double>(at.time_since_epoch()).count();
 }
 
-bool IsUcxKind(const std::string& kind) { return kind.rfind("tcp_", 0) != 0; }
+bool IsUcxKind(const std::string& kind) {
+  return kind.rfind("tcp_", 0) != 0;
+}
 
 class ProbeCollector final : public Collector {
  public:
@@ -47,8 +49,9 @@ class ProbeCollector final : public Collector {
     auto success = detail::Gauge("rail_probe_success",
                                  "1 when the series' last run succeeded (withdrawn after three "
                                  "intervals without a run).");
-    auto throughput = detail::Gauge("rail_probe_throughput_bytes_per_second",
-                                    "Payload throughput of the series' last run, bytes per second.");
+    auto throughput =
+        detail::Gauge("rail_probe_throughput_bytes_per_second",
+                      "Payload throughput of the series' last run, bytes per second.");
     auto rail_throughput = detail::Gauge(
         "rail_probe_rail_throughput_bytes_per_second",
         "Each rail's payload throughput during the last multi-rail run, bytes per second.");
@@ -61,9 +64,9 @@ class ProbeCollector final : public Collector {
     auto transport = detail::Gauge("rail_probe_transport_info",
                                    "A transport and device a UCX endpoint of the last run really "
                                    "used (from its lanes); value 1.");
-    auto counter_bytes = detail::Gauge(
-        "rail_probe_counter_transmit_bytes",
-        "Bytes the rail's own counters (port_xmit_data or netdev tx_bytes) counted during the run.");
+    auto counter_bytes = detail::Gauge("rail_probe_counter_transmit_bytes",
+                                       "Bytes the rail's own counters (port_xmit_data or netdev "
+                                       "tx_bytes) counted during the run.");
     auto share = detail::Gauge("rail_share_ratio",
                                "The rail's share of the bytes its counters counted on all probed "
                                "rails during the last run (0..1).");
@@ -111,7 +114,7 @@ class ProbeCollector final : public Collector {
       }
       if (result.rtt) {
         const std::pair<const char*, double> points[] = {
-            {"0", result.rtt->min},    {"0.5", result.rtt->p50},   {"0.9", result.rtt->p90},
+            {"0", result.rtt->min},    {"0.5", result.rtt->p50},    {"0.9", result.rtt->p90},
             {"0.99", result.rtt->p99}, {"0.999", result.rtt->p999}, {"1", result.rtt->max}};
         for (const auto& [quantile, value] : points) {
           quantiles.Add(With(series, "quantile", quantile), value);
@@ -127,8 +130,7 @@ class ProbeCollector final : public Collector {
       }
       for (const auto& delta : result.counters) {
         // Rails the run did not use are summed in rail_probe_other_rails_transmit_bytes.
-        if (std::find(result.rails.begin(), result.rails.end(), delta.rail) ==
-            result.rails.end()) {
+        if (std::find(result.rails.begin(), result.rails.end(), delta.rail) == result.rails.end()) {
           continue;
         }
         const Labels rail = {
@@ -139,14 +141,15 @@ class ProbeCollector final : public Collector {
       other.Add(series, static_cast<double>(result.bytes_on_other_rails));
       if (IsUcxKind(state.key.kind)) {
         for (const auto& rail : result.rails) {
-          const bool fell_back = std::find(result.fallback_rails.begin(),
-                                           result.fallback_rails.end(),
-                                           rail) != result.fallback_rails.end();
+          const bool fell_back =
+              std::find(result.fallback_rails.begin(), result.fallback_rails.end(), rail) !=
+              result.fallback_rails.end();
           auto& flag = fallback[{rail, result.peer}];
           flag = std::max(flag, fell_back ? 1.0 : 0.0);
         }
       }
-      if (state.key.kind == "multirail_capacity") capacity[result.peer] = result.throughput_bytes_per_second;
+      if (state.key.kind == "multirail_capacity")
+        capacity[result.peer] = result.throughput_bytes_per_second;
       if (state.key.kind == "ucx_multirail_throughput" && result.counters.size() >= 2) {
         striped[result.peer] = result.throughput_bytes_per_second;
         double highest = 0;
@@ -155,9 +158,9 @@ class ProbeCollector final : public Collector {
       }
     }
 
-    auto fallback_family = detail::Gauge(
-        "rail_fallback_tcp",
-        "1 when a UCX probe on a rail that should use RDMA ran over TCP, else 0.");
+    auto fallback_family =
+        detail::Gauge("rail_fallback_tcp",
+                      "1 when a UCX probe on a rail that should use RDMA ran over TCP, else 0.");
     for (const auto& [key, value] : fallback) {
       fallback_family.Add({{"rail", key.first}, {"peer", key.second}}, value);
     }
@@ -177,23 +180,20 @@ class ProbeCollector final : public Collector {
       not_striping.Add({{"peer", peer}}, highest > kNotStripingShare ? 1 : 0);
     }
     const auto& ours = GetBuildInfo();
-    auto peer_info = detail::Gauge("rail_peer_info",
-                                   "Agent and UCX versions a peer reported; value 1.");
+    auto peer_info =
+        detail::Gauge("rail_peer_info", "Agent and UCX versions a peer reported; value 1.");
     auto mismatch = detail::Gauge("rail_peer_version_mismatch",
                                   "1 when the peer's agent or UCX version differs from ours.");
     for (const auto& [peer, versions] : peer_versions) {
-      peer_info.Add({{"peer", peer},
-                     {"agent_version", versions.first},
-                     {"ucx_version", versions.second}},
-                    1);
+      peer_info.Add(
+          {{"peer", peer}, {"agent_version", versions.first}, {"ucx_version", versions.second}}, 1);
       mismatch.Add({{"peer", peer}},
                    versions.first != ours.version || versions.second != ours.ucx_version ? 1 : 0);
     }
 
-    for (auto* family : {&runs, &errors, &last_run, &success, &throughput, &rail_throughput,
-                         &moved, &duration, &quantiles, &transport, &counter_bytes, &share, &other,
-                         &cpu, &fallback_family, &efficiency, &not_striping, &peer_info,
-                         &mismatch}) {
+    for (auto* family : {&runs, &errors, &last_run, &success, &throughput, &rail_throughput, &moved,
+                         &duration, &quantiles, &transport, &counter_bytes, &share, &other, &cpu,
+                         &fallback_family, &efficiency, &not_striping, &peer_info, &mismatch}) {
       family->MoveTo(out);
     }
     if (!histogram.metric.empty()) out.push_back(std::move(histogram));
@@ -218,6 +218,8 @@ class ProbeCollector final : public Collector {
 
 }  // namespace
 
-std::unique_ptr<Collector> MakeProbeCollector() { return std::make_unique<ProbeCollector>(); }
+std::unique_ptr<Collector> MakeProbeCollector() {
+  return std::make_unique<ProbeCollector>();
+}
 
 }  // namespace rail

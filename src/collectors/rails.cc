@@ -19,12 +19,11 @@ class RailsCollector final : public Collector {
 
   void Collect(ScrapeSnapshot& snapshot, std::vector<prometheus::MetricFamily>& out) override {
     auto info = detail::Gauge(
-        "rail_info",
-        "A rail: an active RDMA port with its netdev, or a configured rail; value 1.");
+        "rail_info", "A rail: an active RDMA port with its netdev, or a configured rail; value 1.");
     auto present = detail::Gauge(
         "rail_present", "1 when the rail's RDMA device and port (or netdev) exist, else 0.");
-    auto active = detail::Gauge("rail_active",
-                                "1 when the rail's port is ACTIVE and LinkUp, else 0.");
+    auto active =
+        detail::Gauge("rail_active", "1 when the rail's port is ACTIVE and LinkUp, else 0.");
     auto expected = detail::Gauge("rail_expected_rate_bytes_per_second",
                                   "Configured expected rate of the rail in bytes per second.");
     auto rails = detail::Gauge("rail_rails", "Number of rails.");
@@ -51,6 +50,8 @@ class RailsCollector final : public Collector {
 
 }  // namespace
 
-std::unique_ptr<Collector> MakeRailsCollector() { return std::make_unique<RailsCollector>(); }
+std::unique_ptr<Collector> MakeRailsCollector() {
+  return std::make_unique<RailsCollector>();
+}
 
 }  // namespace rail

@@ -1,9 +1,10 @@
 // The responder that answers other agents' probes: connections, sessions, refusals by reason,
 // and the peers that probed us with their versions.
+#include "rail/peer/responder.h"
+
 #include "collectors/families.h"
 #include "collectors/registry.h"
 #include "rail/build_info.h"
-#include "rail/peer/responder.h"
 
 namespace rail {
 namespace {
@@ -39,9 +40,9 @@ class ResponderCollector final : public Collector {
     const auto& ours = GetBuildInfo();
     auto peers = detail::Gauge("rail_responder_peer_info",
                                "A peer that probed this agent, with its versions; value 1.");
-    auto mismatch = detail::Gauge(
-        "rail_responder_peer_version_mismatch",
-        "1 when a peer that probed this agent runs another agent or UCX version.");
+    auto mismatch =
+        detail::Gauge("rail_responder_peer_version_mismatch",
+                      "1 when a peer that probed this agent runs another agent or UCX version.");
     for (const auto& [address, info] : stats.peers) {
       peers.Add({{"peer", address},
                  {"agent_version", info.versions.agent_version},

@@ -60,8 +60,8 @@ RailConfig ParseRail(const YAML::Node& node, const std::string& source, const st
     rail.ipv4 = Scalar<std::string>(node["ipv4"], source, key + ".ipv4", "an IPv4 address");
   }
   if (node["expected_rate_gbps"]) {
-    const auto rate = Scalar<double>(node["expected_rate_gbps"], source,
-                                     key + ".expected_rate_gbps", "a number");
+    const auto rate =
+        Scalar<double>(node["expected_rate_gbps"], source, key + ".expected_rate_gbps", "a number");
     if (!(rate > 0)) Fail(source, key + ".expected_rate_gbps", "must be positive");
     rail.expected_rate_gbps = rate;
   }
@@ -82,7 +82,6 @@ RailConfig ParseRail(const YAML::Node& node, const std::string& source, const st
   return rail;
 }
 
-
 template <typename T>
 T Positive(const YAML::Node& node, const std::string& source, const std::string& key) {
   const auto value = Scalar<T>(node, source, key, "a positive number");
@@ -95,8 +94,8 @@ std::chrono::milliseconds DurationValue(const YAML::Node& node, const std::strin
   const auto text = Scalar<std::string>(node, source, key, "a duration such as 2s or 5m");
   const auto duration = ParseDuration(text);
   if (!duration || duration->count() <= 0) {
-    Fail(source, key, "expected a positive duration such as 500ms, 2s, 5m or 1h, got '" + text +
-                          "'");
+    Fail(source, key,
+         "expected a positive duration such as 500ms, 2s, 5m or 1h, got '" + text + "'");
   }
   return *duration;
 }
@@ -130,18 +129,18 @@ void ParseResponder(const YAML::Node& node, const std::string& source, Responder
   if (const auto limits = node["limits"]) {
     const std::string prefix = "responder.limits.";
     if (!limits.IsMap()) Fail(source, "responder.limits", "expected a mapping");
-    RejectUnknownKeys(limits,
-                      {"max_frame_bytes", "max_concurrent_sessions", "max_bytes_per_probe",
-                       "max_seconds_per_probe", "probes_per_minute_per_peer",
-                       "probe_burst_per_peer"},
-                      source, prefix);
+    RejectUnknownKeys(
+        limits,
+        {"max_frame_bytes", "max_concurrent_sessions", "max_bytes_per_probe",
+         "max_seconds_per_probe", "probes_per_minute_per_peer", "probe_burst_per_peer"},
+        source, prefix);
     if (limits["max_frame_bytes"]) {
-      out.max_frame_bytes = Positive<std::size_t>(limits["max_frame_bytes"], source,
-                                                  prefix + "max_frame_bytes");
+      out.max_frame_bytes =
+          Positive<std::size_t>(limits["max_frame_bytes"], source, prefix + "max_frame_bytes");
     }
     if (limits["max_concurrent_sessions"]) {
-      out.max_concurrent_sessions = Positive<std::size_t>(
-          limits["max_concurrent_sessions"], source, prefix + "max_concurrent_sessions");
+      out.max_concurrent_sessions = Positive<std::size_t>(limits["max_concurrent_sessions"], source,
+                                                          prefix + "max_concurrent_sessions");
     }
     if (limits["max_bytes_per_probe"]) {
       out.max_bytes_per_probe = Positive<std::uint64_t>(limits["max_bytes_per_probe"], source,
@@ -193,8 +192,8 @@ ProbeConfig ParseProbe(const YAML::Node& node, const std::string& source, const 
   if (node["peers"]) probe.peers = StringList(node["peers"], source, key + ".peers");
   if (node["rails"]) probe.rails = StringList(node["rails"], source, key + ".rails");
   if (node["operation"]) {
-    probe.operation = Scalar<std::string>(node["operation"], source, key + ".operation",
-                                          "put, get or am");
+    probe.operation =
+        Scalar<std::string>(node["operation"], source, key + ".operation", "put, get or am");
     if (!probe::ParseUcxOperation(probe.operation)) {
       Fail(source, key + ".operation", "expected put, get or am, got '" + probe.operation + "'");
     }
@@ -221,8 +220,8 @@ ProbeConfig ParseProbe(const YAML::Node& node, const std::string& source, const 
     if (probe.jitter < 0 || probe.jitter >= 1) Fail(source, key + ".jitter", "must be in [0, 1)");
   }
   if (node["ucx_transports"]) {
-    probe.transports = Scalar<std::string>(node["ucx_transports"], source,
-                                           key + ".ucx_transports", "a UCX_TLS value");
+    probe.transports = Scalar<std::string>(node["ucx_transports"], source, key + ".ucx_transports",
+                                           "a UCX_TLS value");
   }
   if (node["max_bytes"]) {
     probe.max_bytes = Positive<std::uint64_t>(node["max_bytes"], source, key + ".max_bytes");
@@ -242,17 +241,16 @@ void ParseBudget(const YAML::Node& node, const std::string& source, BudgetConfig
   RejectUnknownKeys(node, {"max_bulk_time_fraction_per_rail", "max_bytes_per_hour"}, source,
                     "budget.");
   if (node["max_bulk_time_fraction_per_rail"]) {
-    out.max_bulk_time_fraction_per_rail =
-        Positive<double>(node["max_bulk_time_fraction_per_rail"], source,
-                         "budget.max_bulk_time_fraction_per_rail");
+    out.max_bulk_time_fraction_per_rail = Positive<double>(
+        node["max_bulk_time_fraction_per_rail"], source, "budget.max_bulk_time_fraction_per_rail");
     if (out.max_bulk_time_fraction_per_rail > 0.5) {
       Fail(source, "budget.max_bulk_time_fraction_per_rail",
            "at most 0.5: probes must leave the rails to production traffic");
     }
   }
   if (node["max_bytes_per_hour"]) {
-    out.max_bytes_per_hour = Positive<std::uint64_t>(node["max_bytes_per_hour"], source,
-                                                     "budget.max_bytes_per_hour");
+    out.max_bytes_per_hour =
+        Positive<std::uint64_t>(node["max_bytes_per_hour"], source, "budget.max_bytes_per_hour");
   }
 }
 
@@ -353,9 +351,9 @@ AgentConfig ParseConfig(std::string_view yaml_text, const std::string& source) {
 AgentConfig LoadConfigFile(const std::string& path) {
   std::error_code error;
   if (!std::filesystem::is_regular_file(path, error)) {
-    throw ConfigError(path + ": cannot be read: " +
-                      (std::filesystem::exists(path, error) ? "not a regular file"
-                                                            : "no such file"));
+    throw ConfigError(
+        path + ": cannot be read: " +
+        (std::filesystem::exists(path, error) ? "not a regular file" : "no such file"));
   }
   std::ifstream file(path);
   if (!file) throw ConfigError(path + ": cannot be read");

@@ -65,8 +65,7 @@ const sysfs::InfinibandPort* FindPort(const std::vector<sysfs::InfinibandDevice>
   return nullptr;
 }
 
-Rail FromConfig(const RailConfig& configured,
-                const std::vector<sysfs::InfinibandDevice>& devices) {
+Rail FromConfig(const RailConfig& configured, const std::vector<sysfs::InfinibandDevice>& devices) {
   Rail rail;
   if (configured.device) {
     const unsigned port_number = configured.port.value_or(1);

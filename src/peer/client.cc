@@ -1,6 +1,5 @@
 #include "rail/peer/client.h"
 
-
 #include "rail/peer/messages.h"
 #include "rail/peer/session_messages.h"
 

@@ -70,8 +70,8 @@ std::vector<RailCounterDelta> CounterDeltas(const RailCounterSnapshot& before,
     deltas.push_back(delta);
   }
   for (auto& delta : deltas) {
-    delta.share = total == 0 ? 0 : static_cast<double>(delta.transmit_bytes) /
-                                       static_cast<double>(total);
+    delta.share =
+        total == 0 ? 0 : static_cast<double>(delta.transmit_bytes) / static_cast<double>(total);
   }
   if (other_rails_bytes != nullptr) {
     *other_rails_bytes = 0;

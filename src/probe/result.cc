@@ -39,9 +39,12 @@ bool IsBulk(ProbeKind kind) {
 
 const char* UcxOperationName(UcxOperation operation) {
   switch (operation) {
-    case UcxOperation::kPut: return "put";
-    case UcxOperation::kGet: return "get";
-    case UcxOperation::kAm: return "am";
+    case UcxOperation::kPut:
+      return "put";
+    case UcxOperation::kGet:
+      return "get";
+    case UcxOperation::kAm:
+      return "am";
   }
   return "unknown";
 }

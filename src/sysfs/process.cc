@@ -73,8 +73,7 @@ std::optional<std::uint64_t> ParseStatusKilobytes(std::string_view status, std::
     if (line_end == std::string_view::npos) line_end = status.size();
     const auto line = status.substr(line_start, line_end - line_start);
     line_start = line_end + 1;
-    if (line.size() <= key.size() || line.substr(0, key.size()) != key ||
-        line[key.size()] != ':') {
+    if (line.size() <= key.size() || line.substr(0, key.size()) != key || line[key.size()] != ':') {
       continue;
     }
     const auto fields = SplitBlanks(line.substr(key.size() + 1));

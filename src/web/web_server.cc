@@ -108,10 +108,13 @@ WebServer::WebServer(const WebOptions& options, std::weak_ptr<prometheus::Collec
     telemetry_path = options.telemetry_path;
   }
   std::vector<std::string> civetweb_options = {
-      "listening_ports", ports,
-      "num_threads", std::to_string(options.threads),
+      "listening_ports",
+      ports,
+      "num_threads",
+      std::to_string(options.threads),
       // A client that stalls must not hold a worker thread for long.
-      "request_timeout_ms", "10000",
+      "request_timeout_ms",
+      "10000",
   };
   try {
     exposer_ = std::make_unique<prometheus::Exposer>(civetweb_options, &Callbacks());
@@ -125,6 +128,8 @@ WebServer::WebServer(const WebOptions& options, std::weak_ptr<prometheus::Collec
 
 WebServer::~WebServer() = default;
 
-std::vector<int> WebServer::ListeningPorts() const { return exposer_->GetListeningPorts(); }
+std::vector<int> WebServer::ListeningPorts() const {
+  return exposer_->GetListeningPorts();
+}
 
 }  // namespace rail

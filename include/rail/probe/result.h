@@ -33,26 +33,26 @@ std::optional<UcxOperation> ParseUcxOperation(const std::string& name);
 
 // A local rail as a probe needs it.
 struct ProbeRail {
-  std::string name;        // the `rail` label; peers name their rails alike
-  std::string ucx_device;  // UCX_NET_DEVICES entry: "mlx5_0:1" for RDMA, the netdev for TCP
-  std::string netdev;      // for TCP binding and netdev counters
-  std::string ipv4;        // local address on the rail
-  std::string rdma_device; // "" for netdev-only rails
+  std::string name;         // the `rail` label; peers name their rails alike
+  std::string ucx_device;   // UCX_NET_DEVICES entry: "mlx5_0:1" for RDMA, the netdev for TCP
+  std::string netdev;       // for TCP binding and netdev counters
+  std::string ipv4;         // local address on the rail
+  std::string rdma_device;  // "" for netdev-only rails
   unsigned rdma_port = 0;
-  bool expect_rdma = true; // a TCP lane on this rail is a fallback
+  bool expect_rdma = true;  // a TCP lane on this rail is a fallback
 };
 
 struct ProbeParams {
   ProbeKind kind = ProbeKind::kUcxThroughput;
-  std::string peer;               // host[:port] of the peer agent's responder
-  std::vector<ProbeRail> rails;   // one for single-rail kinds, every rail for multi-rail kinds
+  std::string peer;              // host[:port] of the peer agent's responder
+  std::vector<ProbeRail> rails;  // one for single-rail kinds, every rail for multi-rail kinds
   UcxOperation operation = UcxOperation::kPut;
   std::vector<std::uint64_t> message_sizes_bytes = {1 << 20};
-  unsigned window = 16;           // outstanding operations
-  unsigned streams = 1;           // TCP streams (iperf3 -P)
+  unsigned window = 16;  // outstanding operations
+  unsigned streams = 1;  // TCP streams (iperf3 -P)
   std::chrono::milliseconds duration{2000};
   std::chrono::milliseconds timeout{15000};  // always ends the probe, whatever happens
-  std::string ucx_transports;     // UCX_TLS; empty: UCX's default
+  std::string ucx_transports;                // UCX_TLS; empty: UCX's default
 };
 
 // Bytes a rail's counters saw during a probe, against what the probe expected of it.
@@ -60,7 +60,7 @@ struct RailCounterDelta {
   std::string rail;
   std::uint64_t transmit_bytes = 0;  // port_xmit_data (x4) or netdev statistics/tx_bytes delta
   std::uint64_t receive_bytes = 0;
-  double share = 0;                  // of the bytes transmitted on all probed rails
+  double share = 0;  // of the bytes transmitted on all probed rails
 };
 
 struct RailThroughput {
@@ -83,19 +83,19 @@ struct ProbeResult {
   std::string error_reason;   // stable token: timeout, refused, auth, limit, ucx:<status>, ...
   std::string error_message;  // for people
   std::chrono::system_clock::time_point finished_at;
-  double seconds = 0;         // time spent moving data
-  std::uint64_t bytes = 0;    // payload bytes moved
+  double seconds = 0;       // time spent moving data
+  std::uint64_t bytes = 0;  // payload bytes moved
   // tcp_throughput: bytes the sender's send() calls accepted; `bytes` is the receiver's count.
   std::uint64_t bytes_sent = 0;
   double throughput_bytes_per_second = 0;
   std::uint64_t message_size_bytes = 0;
-  std::vector<RailThroughput> per_rail;          // multi-rail kinds
-  std::vector<double> rtt_samples_seconds;       // round trips
-  std::optional<LatencySummary> rtt;             // round trip summary
-  std::vector<TransportLane> lanes;              // UCX kinds: lanes of the endpoint(s)
-  std::vector<std::string> fallback_rails;       // rails expected to use RDMA that used TCP
-  std::vector<RailCounterDelta> counters;        // counter cross-check
-  std::uint64_t bytes_on_other_rails = 0;        // counted on rails the probe did not use
+  std::vector<RailThroughput> per_rail;     // multi-rail kinds
+  std::vector<double> rtt_samples_seconds;  // round trips
+  std::optional<LatencySummary> rtt;        // round trip summary
+  std::vector<TransportLane> lanes;         // UCX kinds: lanes of the endpoint(s)
+  std::vector<std::string> fallback_rails;  // rails expected to use RDMA that used TCP
+  std::vector<RailCounterDelta> counters;   // counter cross-check
+  std::uint64_t bytes_on_other_rails = 0;   // counted on rails the probe did not use
   double local_cpu_seconds = 0;
   std::optional<double> peer_cpu_seconds;
   std::string peer_agent_version;

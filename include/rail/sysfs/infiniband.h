@@ -25,19 +25,19 @@ struct PortCounter {
 
 // Description of a standard PMA counter file and its width in the classic PortCounters table.
 struct PmaCounterSpec {
-  const char* file;        // name under ports/<p>/counters/
-  unsigned width_bits;     // width without extended counters
-  bool extended_width;     // becomes 64 bits when the port has extended counters
-  std::uint64_t unit;      // multiplier to the exported unit (4 for data: 4-byte words)
+  const char* file;     // name under ports/<p>/counters/
+  unsigned width_bits;  // width without extended counters
+  bool extended_width;  // becomes 64 bits when the port has extended counters
+  std::uint64_t unit;   // multiplier to the exported unit (4 for data: 4-byte words)
 };
 // The standard counters/ files in a fixed order; hw_counters are read generically instead.
 const std::vector<PmaCounterSpec>& PmaCounterSpecs();
 
 struct GidEntry {
-  unsigned index = 0;                  // from the file name gids/<index>
-  Gid gid;                             // gids/<index>
-  std::optional<GidType> type;         // gid_attrs/types/<index>
-  std::optional<std::string> netdev;   // gid_attrs/ndevs/<index>
+  unsigned index = 0;                 // from the file name gids/<index>
+  Gid gid;                            // gids/<index>
+  std::optional<GidType> type;        // gid_attrs/types/<index>
+  std::optional<std::string> netdev;  // gid_attrs/ndevs/<index>
 };
 
 struct InfinibandPort {
@@ -58,20 +58,20 @@ struct InfinibandPort {
   std::map<std::string, std::uint64_t> hw_counters;
   std::vector<GidEntry> gids;  // non-empty slots of gids/, only when GIDs were requested
 
-  bool IsActive() const;     // state 4 (ACTIVE) and phys_state 5 (LinkUp)
-  bool IsEthernet() const;   // link_layer Ethernet: RoCE
+  bool IsActive() const;    // state 4 (ACTIVE) and phys_state 5 (LinkUp)
+  bool IsEthernet() const;  // link_layer Ethernet: RoCE
 };
 
 struct InfinibandDevice {
-  std::string name;                          // class/infiniband/<name>
-  std::optional<std::string> node_guid;      // node_guid
-  std::optional<std::string> sys_image_guid; // sys_image_guid
-  std::optional<std::string> fw_ver;         // fw_ver
-  std::optional<std::string> board_id;       // board_id
-  std::optional<std::string> hca_type;       // hca_type
-  std::optional<std::string> node_type;      // node_type ("1: CA")
-  std::vector<std::string> netdevs;          // device/net/* (RoCE and IPoIB netdevs)
-  std::vector<InfinibandPort> ports;         // ports/*
+  std::string name;                           // class/infiniband/<name>
+  std::optional<std::string> node_guid;       // node_guid
+  std::optional<std::string> sys_image_guid;  // sys_image_guid
+  std::optional<std::string> fw_ver;          // fw_ver
+  std::optional<std::string> board_id;        // board_id
+  std::optional<std::string> hca_type;        // hca_type
+  std::optional<std::string> node_type;       // node_type ("1: CA")
+  std::vector<std::string> netdevs;           // device/net/* (RoCE and IPoIB netdevs)
+  std::vector<InfinibandPort> ports;          // ports/*
 };
 
 struct InfinibandReadOptions {
@@ -93,7 +93,7 @@ std::vector<InfinibandDevice> ReadInfiniband(const Filesystem& sys,
 
 // Reads one port's GID table (gids/, gid_attrs/types, gid_attrs/ndevs), skipping empty slots
 // without touching their attributes.
-std::vector<GidEntry> ReadGidTable(const Filesystem& sys, const std::string& device,
-                                   unsigned port, ReadErrors& errors);
+std::vector<GidEntry> ReadGidTable(const Filesystem& sys, const std::string& device, unsigned port,
+                                   ReadErrors& errors);
 
 }  // namespace rail::sysfs

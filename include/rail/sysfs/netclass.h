@@ -14,13 +14,13 @@
 namespace rail::sysfs {
 
 struct NetDevice {
-  std::string name;                        // class/net/<name>
-  std::optional<std::string> operstate;    // operstate ("up", "down", "unknown", ...)
-  std::optional<bool> carrier;             // carrier (EINVAL while the device is down)
-  std::optional<std::uint64_t> mtu;        // mtu, bytes
-  std::optional<std::int64_t> speed_mbps;  // speed, Mbit/s (-1 or EINVAL when unknown)
-  std::optional<std::string> address;      // address (MAC)
-  std::optional<std::uint64_t> type;       // type (ARPHRD_*: 1 Ethernet, 32 InfiniBand)
+  std::string name;                                 // class/net/<name>
+  std::optional<std::string> operstate;             // operstate ("up", "down", "unknown", ...)
+  std::optional<bool> carrier;                      // carrier (EINVAL while the device is down)
+  std::optional<std::uint64_t> mtu;                 // mtu, bytes
+  std::optional<std::int64_t> speed_mbps;           // speed, Mbit/s (-1 or EINVAL when unknown)
+  std::optional<std::string> address;               // address (MAC)
+  std::optional<std::uint64_t> type;                // type (ARPHRD_*: 1 Ethernet, 32 InfiniBand)
   std::map<std::string, std::uint64_t> statistics;  // statistics/<file>, every file
 };
 
@@ -30,34 +30,34 @@ std::optional<NetDevice> ReadNetDevice(const Filesystem& sys, const std::string&
                                        ReadErrors& errors);
 
 struct BondSlave {
-  std::string name;                                    // from <bond>/bonding/slaves
-  std::optional<std::string> state;                    // lower_<s>/bonding_slave/state
-  std::optional<std::string> mii_status;               // lower_<s>/bonding_slave/mii_status
-  std::optional<std::uint64_t> link_failure_count;     // lower_<s>/bonding_slave/link_failure_count
-  std::optional<std::string> perm_hwaddr;              // lower_<s>/bonding_slave/perm_hwaddr
-  std::optional<std::uint64_t> queue_id;               // lower_<s>/bonding_slave/queue_id
-  std::optional<std::uint64_t> ad_aggregator_id;       // lower_<s>/bonding_slave/ad_aggregator_id
-  std::optional<std::string> proc_speed;               // proc net/bonding/<bond> "Speed:"
-  std::optional<std::string> proc_duplex;              // proc net/bonding/<bond> "Duplex:"
+  std::string name;                                 // from <bond>/bonding/slaves
+  std::optional<std::string> state;                 // lower_<s>/bonding_slave/state
+  std::optional<std::string> mii_status;            // lower_<s>/bonding_slave/mii_status
+  std::optional<std::uint64_t> link_failure_count;  // lower_<s>/bonding_slave/link_failure_count
+  std::optional<std::string> perm_hwaddr;           // lower_<s>/bonding_slave/perm_hwaddr
+  std::optional<std::uint64_t> queue_id;            // lower_<s>/bonding_slave/queue_id
+  std::optional<std::uint64_t> ad_aggregator_id;    // lower_<s>/bonding_slave/ad_aggregator_id
+  std::optional<std::string> proc_speed;            // proc net/bonding/<bond> "Speed:"
+  std::optional<std::string> proc_duplex;           // proc net/bonding/<bond> "Duplex:"
 };
 
 struct Bond {
-  std::string name;                              // from class/net/bonding_masters
-  std::optional<std::string> mode;               // <bond>/bonding/mode ("balance-xor 2")
-  std::optional<std::string> xmit_hash_policy;   // <bond>/bonding/xmit_hash_policy
-  std::optional<std::string> mii_status;         // <bond>/bonding/mii_status
-  std::optional<std::string> active_slave;       // <bond>/bonding/active_slave (empty: none)
-  std::optional<std::uint64_t> miimon_ms;        // <bond>/bonding/miimon
-  std::vector<BondSlave> slaves;                 // <bond>/bonding/slaves
+  std::string name;                             // from class/net/bonding_masters
+  std::optional<std::string> mode;              // <bond>/bonding/mode ("balance-xor 2")
+  std::optional<std::string> xmit_hash_policy;  // <bond>/bonding/xmit_hash_policy
+  std::optional<std::string> mii_status;        // <bond>/bonding/mii_status
+  std::optional<std::string> active_slave;      // <bond>/bonding/active_slave (empty: none)
+  std::optional<std::uint64_t> miimon_ms;       // <bond>/bonding/miimon
+  std::vector<BondSlave> slaves;                // <bond>/bonding/slaves
 };
 
 // /proc/net/bonding/<bond>, the text the bonding driver prints. Parsed for the facts sysfs lacks
 // (per-slave speed and duplex) and as a fallback when sysfs bonding attributes are missing.
 struct ProcBondSlave {
-  std::string name;                          // "Slave Interface:"
-  std::optional<std::string> mii_status;     // "MII Status:"
-  std::optional<std::string> speed;          // "Speed:"
-  std::optional<std::string> duplex;         // "Duplex:"
+  std::string name;                                 // "Slave Interface:"
+  std::optional<std::string> mii_status;            // "MII Status:"
+  std::optional<std::string> speed;                 // "Speed:"
+  std::optional<std::string> duplex;                // "Duplex:"
   std::optional<std::uint64_t> link_failure_count;  // "Link Failure Count:"
   std::optional<std::string> permanent_hw_addr;     // "Permanent HW addr:"
 };

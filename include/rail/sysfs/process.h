@@ -11,13 +11,13 @@
 namespace rail::sysfs {
 
 struct ProcessStats {
-  std::optional<double> cpu_seconds;             // self/stat utime + stime, in clock ticks
-  std::optional<double> start_time_seconds;      // self/stat starttime + stat btime (epoch)
-  std::optional<std::uint64_t> resident_bytes;   // self/status VmRSS
+  std::optional<double> cpu_seconds;                 // self/stat utime + stime, in clock ticks
+  std::optional<double> start_time_seconds;          // self/stat starttime + stat btime (epoch)
+  std::optional<std::uint64_t> resident_bytes;       // self/status VmRSS
   std::optional<std::uint64_t> peak_resident_bytes;  // self/status VmHWM
-  std::optional<std::uint64_t> virtual_bytes;    // self/status VmSize
-  std::optional<std::uint64_t> open_fds;         // entries of self/fd
-  std::optional<std::uint64_t> max_fds;          // self/limits "Max open files" soft limit
+  std::optional<std::uint64_t> virtual_bytes;        // self/status VmSize
+  std::optional<std::uint64_t> open_fds;             // entries of self/fd
+  std::optional<std::uint64_t> max_fds;              // self/limits "Max open files" soft limit
 };
 
 // `proc` is rooted at the real /proc: the agent reports itself, not the tree it inspects.

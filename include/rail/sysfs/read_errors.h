@@ -11,11 +11,11 @@ namespace rail::sysfs {
 
 // Why a value is missing. Exported as the `reason` label of rail_exporter_read_errors_total.
 enum class ReadFailure {
-  kInvalidArgument,  // EINVAL: e.g. gid_attrs of an empty GID slot, PMA not supported
-  kPermissionDenied, // EACCES / EPERM: restricted PFs, non-root readers
-  kIoError,          // EIO and anything else the kernel answers
-  kMissing,          // ENOENT on a file that the kernel always provides
-  kMalformed,        // the file was read but its text does not parse
+  kInvalidArgument,   // EINVAL: e.g. gid_attrs of an empty GID slot, PMA not supported
+  kPermissionDenied,  // EACCES / EPERM: restricted PFs, non-root readers
+  kIoError,           // EIO and anything else the kernel answers
+  kMissing,           // ENOENT on a file that the kernel always provides
+  kMalformed,         // the file was read but its text does not parse
 };
 
 const char* ReadFailureName(ReadFailure failure);

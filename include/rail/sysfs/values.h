@@ -47,9 +47,9 @@ bool IsSaturated(std::uint64_t value, unsigned width_bits);
 // `gids/<i>`: "fe80:0000:0000:0000:32c5:99ff:fe3e:6a10" (eight groups of four hex digits).
 struct Gid {
   unsigned char bytes[16] = {};
-  bool IsEmpty() const;                    // all-zero GIDs are unused table slots
-  std::optional<std::string> Ipv4() const; // ::ffff:a.b.c.d (IPv4-mapped) as "a.b.c.d"
-  std::string ToString() const;            // canonical sysfs spelling, lower case
+  bool IsEmpty() const;                     // all-zero GIDs are unused table slots
+  std::optional<std::string> Ipv4() const;  // ::ffff:a.b.c.d (IPv4-mapped) as "a.b.c.d"
+  std::string ToString() const;             // canonical sysfs spelling, lower case
 };
 std::optional<Gid> ParseGid(std::string_view text);
 

@@ -40,12 +40,12 @@ TEST(CollectorsTest, SparkPortCountersInBytesAndRate) {
   sysfs::RootedFilesystem proc(kFixtures + "/spark-dual-rail/proc");
   Scraper scraper(sys, proc);
   const auto families = scraper.Scrape();
-  EXPECT_EQ(Sample(families, "rail_port_transmit_bytes_total",
-                   {{"device", "rocep1s0f0"}, {"port", "1"}}),
-            1193298274412.0);
-  EXPECT_EQ(Sample(families, "rail_port_transmit_bytes_total",
-                   {{"device", "rocep1s0f1"}, {"port", "1"}}),
-            419917778456.0);
+  EXPECT_EQ(
+      Sample(families, "rail_port_transmit_bytes_total", {{"device", "rocep1s0f0"}, {"port", "1"}}),
+      1193298274412.0);
+  EXPECT_EQ(
+      Sample(families, "rail_port_transmit_bytes_total", {{"device", "rocep1s0f1"}, {"port", "1"}}),
+      419917778456.0);
   EXPECT_EQ(Sample(families, "rail_port_rate_bytes_per_second", {{"device", "rocep1s0f0"}}),
             12.5e9);
   EXPECT_EQ(Sample(families, "rail_port_state_id", {{"device", "rocep1s0f0"}}), 4);
@@ -67,14 +67,18 @@ TEST(CollectorsTest, SparkGidsRailsAndNetdevs) {
   Scraper scraper(sys, proc);
   const auto families = scraper.Scrape();
   EXPECT_EQ(Sample(families, "rail_gid_info",
-                   {{"device", "rocep1s0f0"}, {"type", "RoCE v2"}, {"ipv4", "192.168.100.11"},
+                   {{"device", "rocep1s0f0"},
+                    {"type", "RoCE v2"},
+                    {"ipv4", "192.168.100.11"},
                     {"netdev", "enp1s0f0np0"}}),
             1);
   EXPECT_EQ(Sample(families, "rail_gid_entries", {{"device", "rocep1s0f0"}}), 4)
       << "empty all-zero slots are not entries";
   EXPECT_EQ(Sample(families, "rail_info",
-                   {{"rail", "rocep1s0f1:1"}, {"netdev", "enp1s0f1np1"},
-                    {"ipv4", "192.168.200.11"}, {"link_layer", "Ethernet"}}),
+                   {{"rail", "rocep1s0f1:1"},
+                    {"netdev", "enp1s0f1np1"},
+                    {"ipv4", "192.168.200.11"},
+                    {"link_layer", "Ethernet"}}),
             1);
   EXPECT_EQ(Sample(families, "rail_rails"), 4);
   EXPECT_EQ(Sample(families, "rail_netdev_mtu_bytes", {{"netdev", "enp1s0f0np0"}}), 9000);
@@ -144,7 +148,8 @@ TEST(CollectorsTest, DisabledCollectorsPreventReads) {
   sysfs::RootedFilesystem proc(kFixtures + "/spark-dual-rail/proc");
   Scraper scraper(sys, proc, {"infiniband"});
   scraper.sources.infiniband.gids = false;
-  scraper.set = std::make_unique<CollectorSet>(scraper.sources, std::vector<std::string>{"infiniband"});
+  scraper.set =
+      std::make_unique<CollectorSet>(scraper.sources, std::vector<std::string>{"infiniband"});
   const auto families = scraper.Scrape();
   EXPECT_FALSE(sys.WasAccessedUnder("class/infiniband/rocep1s0f0/ports/1/gids"));
   EXPECT_FALSE(sys.WasAccessedUnder("class/net/enp1s0f0np0"));
@@ -166,9 +171,8 @@ TEST(CollectorsTest, UnreadableFileIsCountedAndTheRestIsServed) {
   EXPECT_FALSE(Sample(families, "rail_port_symbol_errors_total", {{"device", "rocep1s0f0"}}));
   EXPECT_EQ(Sample(families, "rail_port_transmit_bytes_total", {{"device", "rocep1s0f0"}}),
             1193298274412.0);
-  EXPECT_EQ(Sample(families, "rail_exporter_scrape_collector_success",
-                   {{"collector", "infiniband"}}),
-            1);
+  EXPECT_EQ(
+      Sample(families, "rail_exporter_scrape_collector_success", {{"collector", "infiniband"}}), 1);
   // The counter of skipped reads accumulates across scrapes.
   families = scraper.Scrape();
   EXPECT_EQ(Sample(families, "rail_exporter_read_errors_total", {{"reason", "io_error"}}), 2);

@@ -18,8 +18,7 @@ const std::string kFixtures = RAIL_FIXTURES;
 // Collector durations change from run to run; everything else in the scrape is deterministic.
 std::string MaskDurations(const std::string& text) {
   static const std::regex kDuration(
-      R"(^(rail_exporter_scrape_collector_duration_seconds\{[^}]*\}) .*$)",
-      std::regex::multiline);
+      R"(^(rail_exporter_scrape_collector_duration_seconds\{[^}]*\}) .*$)", std::regex::multiline);
   return std::regex_replace(text, kDuration, "$1 <duration>");
 }
 
@@ -71,9 +70,13 @@ void ExpectGolden(const std::string& tree, const std::string& golden_name) {
   }
 }
 
-TEST(GoldenTest, SparkDualRailScrape) { ExpectGolden("spark-dual-rail", "spark-dual-rail.prom"); }
+TEST(GoldenTest, SparkDualRailScrape) {
+  ExpectGolden("spark-dual-rail", "spark-dual-rail.prom");
+}
 
-TEST(GoldenTest, BondedRoceScrape) { ExpectGolden("bonded-roce", "bonded-roce.prom"); }
+TEST(GoldenTest, BondedRoceScrape) {
+  ExpectGolden("bonded-roce", "bonded-roce.prom");
+}
 
 }  // namespace
 }  // namespace rail

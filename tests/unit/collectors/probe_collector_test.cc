@@ -16,8 +16,7 @@ using test::SampleCount;
 class ProbeCollectorTest : public ::testing::Test {
  protected:
   ProbeCollectorTest()
-      : sys_(std::string(RAIL_FIXTURES) + "/spark-dual-rail/sys"),
-        store_([this] { return now_; }) {
+      : sys_(std::string(RAIL_FIXTURES) + "/spark-dual-rail/sys"), store_([this] { return now_; }) {
     sources_.sys = &sys_;
     sources_.proc = &sys_;
     sources_.config = &config_;

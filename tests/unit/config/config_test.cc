@@ -53,8 +53,8 @@ rails:
 }
 
 TEST(ConfigTest, DiscoverRailsOverridesDefault) {
-  const auto config = ParseConfig("discover_rails: true\nrails:\n  - {name: a, device: d}\n",
-                                  "test.yaml");
+  const auto config =
+      ParseConfig("discover_rails: true\nrails:\n  - {name: a, device: d}\n", "test.yaml");
   EXPECT_TRUE(config.DiscoverUnlisted());
 }
 

@@ -1,5 +1,3 @@
-#include "rail/web.h"
-
 #include <civetweb.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -7,6 +5,8 @@
 #include <prometheus/metric_family.h>
 
 #include <atomic>
+
+#include "rail/web.h"
 
 namespace rail {
 namespace {

@@ -1,0 +1,297 @@
+#!/usr/bin/python3
+"""Two agents in the network-namespace lab (scripts/lab): host a probes host b over two rails.
+
+Needs root (network namespaces); skips with a message otherwise. Each agent runs inside its
+namespace; HTTP requests to it go through `ip netns exec <ns> curl`, since a namespace's loopback
+is its own. One-off probes go through `rail_exporter probe` inside namespace a, which is what a
+person debugging by hand would run.
+
+What it shows (issue 3): every rail's UCX and TCP probes succeed over the `tcp` transport;
+multirail_capacity moves bytes on both rails; the per-rail shares a multi-rail probe reports
+match the veths' own tx_bytes deltas within 2 percentage points, and > 80% on one rail raises
+rail_multirail_not_striping; throttling rail 1 to 1 Gbit/s shows on rail 1 only; a dead peer
+makes probes fail with a reason while /metrics keeps answering; a wrong secret is refused and
+counted.
+"""
+
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import tempfile
+import time
+import unittest
+
+import harness
+
+LAB = os.path.join(harness.REPO, "scripts", "lab")
+PREFIX = os.environ.get("RAIL_LAB_PREFIX", "rle2e")
+NS_A, NS_B = PREFIX + "-a", PREFIX + "-b"
+PEER_B = "10.200.0.2:9841"
+RAILS = {"rail0": ("ra0", "rb0"), "rail1": ("ra1", "rb1")}
+UCX_KINDS = ("ucx_throughput", "ucx_rtt")
+SINGLE_RAIL_KINDS = ("ucx_throughput", "ucx_rtt", "tcp_throughput", "tcp_rtt")
+SCHEDULE_TIMEOUT = 90.0  # seconds for every scheduled job to have run once
+
+
+def lab(*args):
+    env = dict(os.environ, LAB_PREFIX=PREFIX)
+    return subprocess.run([LAB] + list(args), env=env, capture_output=True, text=True,
+                          timeout=60, check=True)
+
+
+def in_ns(ns, argv, timeout=60, check=True):
+    return subprocess.run(["ip", "netns", "exec", ns] + list(argv), capture_output=True,
+                          text=True, timeout=timeout, check=check, stdin=subprocess.DEVNULL)
+
+
+def tx_bytes(ns, netdev):
+    return int(in_ns(ns, ["cat", "/sys/class/net/%s/statistics/tx_bytes" % netdev]).stdout)
+
+
+class LabAgent(harness._Process):
+    """rail_exporter inside a namespace; scraped through curl in the same namespace."""
+
+    def __init__(self, ns, args):
+        self.ns = ns
+        super().__init__(["ip", "netns", "exec", ns, harness.BINARY] + list(args) +
+                         ["--web.listen-address=127.0.0.1:0"], "rail_exporter@" + ns)
+        try:
+            self.port = int(self.wait_for_line(r"listening on port\(s\) (\d+)").group(1))
+        except BaseException:
+            self.stop()
+            raise
+
+    def scrape(self):
+        result = in_ns(self.ns, ["curl", "-sf", "--max-time", "10",
+                                 "http://127.0.0.1:%d/metrics" % self.port], check=False)
+        if result.returncode != 0:
+            raise AssertionError("scrape of %s failed: curl exit %d" % (self.ns,
+                                                                       result.returncode))
+        return result.stdout
+
+    def samples(self):
+        """[(name, labels, value)] of a scrape."""
+        return [(name, dict(labels), value)
+                for name, series in harness.parse_samples(self.scrape()).items()
+                for labels, value in series.items()]
+
+
+def find(samples, name, **labels):
+    return [value for sample_name, sample_labels, value in samples
+            if sample_name == name and all(sample_labels.get(k) == v for k, v in labels.items())]
+
+
+@unittest.skipUnless(os.geteuid() == 0, "needs root for network namespaces (scripts/lab)")
+class LabProbeTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        if shutil.which("ip") is None or shutil.which("curl") is None:
+            raise unittest.SkipTest("needs iproute2 and curl")
+        cls.tmp = tempfile.mkdtemp(prefix="rail-lab-")
+        cls.agents = []
+        lab("down")
+        lab("up")
+        cls.secret = cls.write("secret", "lab-shared-secret\n", 0o600)
+        cls.wrong_secret = cls.write("wrong", "not-the-secret\n", 0o600)
+        rails_b = "".join("  - {name: %s, netdev: %s}\n" % (rail, b)
+                          for rail, (_, b) in RAILS.items())
+        rails_a = "".join("  - {name: %s, netdev: %s}\n" % (rail, a)
+                          for rail, (a, _) in RAILS.items())
+        cls.config_b = cls.write("b.yaml", "rails:\n" + rails_b + (
+            "responder:\n  listen_address: ':9841'\n  secret_file: %s\n" % cls.secret))
+        # Short runs and intervals that still fit the bulk budget (each bulk job's timeout over
+        # its interval, summed per rail, stays under max_bulk_time_fraction_per_rail).
+        probes = (
+            "  - {kind: ucx_throughput, operation: put, duration: 1s, timeout: 5s, interval: 60s}\n"
+            "  - {kind: ucx_rtt, duration: 1s, timeout: 5s, interval: 10s}\n"
+            "  - {kind: multirail_capacity, duration: 1s, timeout: 5s, interval: 60s}\n"
+            "  - {kind: ucx_multirail_throughput, operation: am, duration: 1s, timeout: 5s,"
+            " interval: 60s}\n"
+            "  - {kind: tcp_throughput, streams: 2, duration: 1s, timeout: 5s, interval: 60s}\n"
+            "  - {kind: tcp_rtt, duration: 1s, timeout: 5s, interval: 10s}\n")
+        cls.config_a = cls.write("a.yaml", "rails:\n" + rails_a + (
+            "responder:\n  listen_address: ':9841'\n  secret_file: %s\n"
+            "peers:\n  - {name: b, address: '%s'}\n"
+            "budget: {max_bulk_time_fraction_per_rail: 0.5, max_bytes_per_hour: 100000000000000}\n"
+            "probes:\n" % (cls.secret, PEER_B)) + probes)
+        cls.agent_b = cls.start(NS_B, ["--config.file=" + cls.config_b])
+
+    @classmethod
+    def tearDownClass(cls):
+        for agent in getattr(cls, "agents", []):
+            agent.stop()
+        try:
+            lab("down")
+        finally:
+            shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    @classmethod
+    def write(cls, name, text, mode=0o644):
+        path = os.path.join(cls.tmp, name)
+        with open(path, "w") as handle:
+            handle.write(text)
+        os.chmod(path, mode)
+        return path
+
+    @classmethod
+    def start(cls, ns, args):
+        agent = LabAgent(ns, args)
+        cls.agents.append(agent)
+        return agent
+
+    def probe(self, kind, rails=(), extra=(), secret=None):
+        argv = [harness.BINARY, "probe", "--peer", PEER_B, "--kind", kind, "--output", "json",
+                "--config.file=" + self.config_a] + list(extra)
+        for rail in rails:
+            argv += ["--rail", rail]
+        if secret:
+            argv += ["--peer.secret-file", secret]
+        result = in_ns(NS_A, argv, timeout=120, check=False)
+        if result.returncode == 2:
+            self.fail("probe %s: bad invocation: %s" % (kind, result.stderr))
+        return result, (json.loads(result.stdout) if result.stdout.strip() else [])
+
+    def probe_ok(self, kind, rails=(), extra=()):
+        result, runs = self.probe(kind, rails, extra)
+        self.assertEqual(result.returncode, 0, "probe %s failed:\n%s\n%s" % (
+            kind, result.stdout, result.stderr))
+        return runs
+
+    # -- scheduled probes between two agents ------------------------------------------------
+
+    def test_1_scheduled_probes_succeed_over_tcp(self):
+        agent_a = self.start(NS_A, ["--config.file=" + self.config_a])
+        try:
+            deadline = time.monotonic() + SCHEDULE_TIMEOUT
+            missing = None
+            while time.monotonic() < deadline:
+                samples = agent_a.samples()
+                missing = [(kind, rail) for kind in SINGLE_RAIL_KINDS for rail in RAILS
+                           if find(samples, "rail_probe_success", kind=kind, rail=rail) != [1.0]]
+                missing += [(kind, "rail0+rail1") for kind in
+                            ("multirail_capacity", "ucx_multirail_throughput")
+                            if find(samples, "rail_probe_success", kind=kind) != [1.0]]
+                if not missing:
+                    break
+                time.sleep(2)
+            self.assertEqual(missing, [], "probes without a successful run:\n%s" % "\n".join(
+                l for l in agent_a.scrape().splitlines() if l.startswith("rail_probe_")))
+
+            samples = agent_a.samples()
+            for kind in UCX_KINDS:
+                for rail, (netdev, _) in RAILS.items():
+                    transports = find(samples, "rail_probe_transport_info", kind=kind, rail=rail,
+                                      transport="tcp", device=netdev)
+                    self.assertEqual(transports, [1.0], "%s on %s did not report tcp over %s" % (
+                        kind, rail, netdev))
+                    # The lab's rails are TCP rails: TCP is what they should carry.
+                    self.assertEqual(find(samples, "rail_fallback_tcp", rail=rail), [0.0])
+            capacity = find(samples, "rail_probe_rail_throughput_bytes_per_second",
+                            kind="multirail_capacity")
+            self.assertEqual(len(capacity), 2, "multirail_capacity reports both rails")
+            self.assertTrue(all(value > 0 for value in capacity), capacity)
+            self.assertEqual(find(samples, "rail_peer_version_mismatch", peer="b"), [0.0])
+            # The multi-rail probe's signal agrees with the shares it published.
+            shares = find(samples, "rail_share_ratio", kind="ucx_multirail_throughput")
+            signal = find(samples, "rail_multirail_not_striping", peer="b")
+            self.assertEqual(len(shares), 2)
+            self.assertEqual(signal, [1.0 if max(shares) > 0.8 else 0.0])
+            # The whole scrape passes promtool with probe series in it.
+            check = subprocess.run([harness.PROMTOOL, "check", "metrics"],
+                                   input=agent_a.scrape(), capture_output=True, text=True,
+                                   timeout=30)
+            self.assertEqual(check.returncode, 0, check.stdout + check.stderr)
+        finally:
+            agent_a.stop()
+
+    # -- one-off probes, no other probe traffic --------------------------------------------
+
+    def assert_shares_match_counters(self, kind, extra=()):
+        before = {rail: tx_bytes(NS_A, a) for rail, (a, _) in RAILS.items()}
+        runs = self.probe_ok(kind, extra=list(extra) + ["--duration", "2s"])
+        after = {rail: tx_bytes(NS_A, a) for rail, (a, _) in RAILS.items()}
+        deltas = {rail: after[rail] - before[rail] for rail in RAILS}
+        total = sum(deltas.values())
+        self.assertGreater(total, 0)
+        self.assertEqual(len(runs), 1)
+        reported = {entry["rail"]: entry["share"] for entry in runs[0]["counters"]}
+        for rail in RAILS:
+            measured = deltas[rail] / total
+            self.assertAlmostEqual(reported[rail], measured, delta=0.02, msg=(
+                "%s: %s reported %.3f of the bytes, its veth counted %.3f" % (
+                    kind, rail, reported[rail], measured)))
+        return runs[0], deltas
+
+    def test_2_multirail_capacity_moves_bytes_on_both_rails(self):
+        run, deltas = self.assert_shares_match_counters("multirail_capacity")
+        per_rail = {entry["rail"]: entry["bytes"] for entry in run["per_rail"]}
+        self.assertEqual(set(per_rail), set(RAILS))
+        for rail in RAILS:
+            self.assertGreater(per_rail[rail], 0, "no bytes on %s" % rail)
+            self.assertGreater(deltas[rail], per_rail[rail] * 0.9,
+                               "%s's veth counted fewer bytes than the probe moved" % rail)
+
+    def test_3_ucx_multirail_shares_match_counters(self):
+        for operation in ("am", "put"):
+            run, _ = self.assert_shares_match_counters(
+                "ucx_multirail_throughput", extra=["--operation", operation])
+            print("ucx_multirail_throughput %s: shares %s" % (operation, {
+                entry["rail"]: round(entry["share"], 3) for entry in run["counters"]}))
+
+    def median_gbits(self, kind, rail, runs=3):
+        values = []
+        for _ in range(runs):
+            result = self.probe_ok(kind, [rail], ["--duration", "1500ms"])[0]
+            values.append(result["throughput_bytes_per_second"] * 8 / 1e9)
+        return statistics.median(values)
+
+    def test_4_throttled_rail_shows_on_that_rail_only(self):
+        before = {rail: self.median_gbits("tcp_throughput", rail) for rail in RAILS}
+        lab("throttle", "1", "1gbit")
+        try:
+            after = {rail: self.median_gbits("tcp_throughput", rail) for rail in RAILS}
+            ucx_rail1 = self.median_gbits("ucx_throughput", "rail1", runs=1)
+        finally:
+            lab("unthrottle", "1")
+        print("tcp_throughput Gbit/s before %s, rail 1 throttled %s; ucx rail1 %.3f" % (
+            before, after, ucx_rail1))
+        self.assertLessEqual(after["rail1"], 1.2)
+        self.assertLessEqual(ucx_rail1, 1.2)
+        self.assertGreater(after["rail1"], 0.3, "a throttled rail still carries traffic")
+        self.assertAlmostEqual(after["rail0"], before["rail0"], delta=0.25 * before["rail0"])
+
+    def test_5_wrong_secret_is_refused_and_counted(self):
+        def auth_errors():
+            return sum(find(self.agent_b.samples(), "rail_responder_errors_total", reason="auth"))
+        refused_before = auth_errors()
+        result, runs = self.probe("tcp_rtt", ["rail0"], secret=self.wrong_secret)
+        self.assertEqual(result.returncode, 1)
+        self.assertEqual([run["error_reason"] for run in runs], ["auth"])
+        self.assertGreater(auth_errors(), refused_before)
+
+    def test_6_dead_peer_fails_with_a_reason_and_metrics_keep_answering(self):
+        agent_a = self.start(NS_A, ["--config.file=" + self.config_a])
+        try:
+            self.agent_b.stop()
+            deadline = time.monotonic() + 40
+            reasons = []
+            while time.monotonic() < deadline:
+                reasons = [labels["reason"] for name, labels, _ in agent_a.samples()
+                           if name == "rail_probe_errors_total" and labels["kind"] == "tcp_rtt"]
+                if reasons:
+                    break
+                time.sleep(1)
+            self.assertTrue(set(reasons) & {"refused", "timeout", "closed", "unreachable"},
+                            "no failure reason for the dead peer: %s" % reasons)
+            self.assertTrue(agent_a.alive())
+            self.assertIn("rail_exporter_build_info", agent_a.scrape())
+        finally:
+            agent_a.stop()
+            type(self).agent_b = self.start(NS_B, ["--config.file=" + self.config_b])
+
+
+if __name__ == "__main__":
+    harness.main()
