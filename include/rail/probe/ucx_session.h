@@ -1,0 +1,363 @@
+// The UCX mechanics of the UCX probes: one side of a probe (context, worker, registered buffer,
+// endpoint to the peer) and the operations that move data between two sides. Nothing here knows
+// about the control channel: a side hands out opaque blobs (worker address, packed remote key)
+// that the caller carries to the peer by whatever means, and accepts the peer's blobs in return.
+//
+// The same code drives every transport UCX selects (tcp on lab veths, rc_mlx5 on a ConnectX
+// port); which devices and transports a side may use is only ever restricted through its
+// UcxContextSpec, never by branching on the transport.
+//
+// Threads: a side's worker is created UCS_THREAD_MODE_SERIALIZED, so a side may be handed from
+// one thread to another (the control channel creates and connects it, a probe thread runs it)
+// but must never be used by two threads at once. The one exception is Wake(), which any thread
+// may call at any time.
+#pragma once
+
+#include <ucp/api/ucp.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "rail/probe/result.h"
+
+namespace rail::probe {
+
+// ---------------------------------------------------------------------------------------------
+// RAII wrappers for UCX handles. Each is move-only and releases its handle with the matching UCX
+// call; handles whose release needs their parent (a worker address needs its worker, a memory
+// mapping its context) carry that parent along. Release order between handles is the owner's
+// job: UcxProbeSide declares its members so that children die before their parents.
+
+namespace detail {
+struct NoOwner {};
+void ReleaseConfig(NoOwner, ucp_config_t* config) noexcept;
+void ReleaseContext(NoOwner, ucp_context_h context) noexcept;
+void ReleaseWorker(NoOwner, ucp_worker_h worker) noexcept;
+void ReleaseWorkerAddress(ucp_worker_h worker, ucp_address_t* address) noexcept;
+void ReleaseMemory(ucp_context_h context, ucp_mem_h memory) noexcept;
+void ReleaseRkeyBuffer(NoOwner, void* rkey_buffer) noexcept;
+void ReleaseRemoteKey(NoOwner, ucp_rkey_h rkey) noexcept;
+}  // namespace detail
+
+template <typename Handle, typename Owner, void (*Release)(Owner, Handle) noexcept>
+class UcxUnique {
+ public:
+  UcxUnique() = default;
+  UcxUnique(Owner owner, Handle handle) noexcept : owner_(owner), handle_(handle) {}
+  ~UcxUnique() { reset(); }
+  UcxUnique(const UcxUnique&) = delete;
+  UcxUnique& operator=(const UcxUnique&) = delete;
+  UcxUnique(UcxUnique&& other) noexcept : owner_(other.owner_), handle_(other.release()) {}
+  UcxUnique& operator=(UcxUnique&& other) noexcept {
+    if (this != &other) {
+      reset();
+      owner_ = other.owner_;
+      handle_ = other.release();
+    }
+    return *this;
+  }
+
+  Handle get() const noexcept { return handle_; }
+  explicit operator bool() const noexcept { return handle_ != Handle{}; }
+  void reset() noexcept {
+    if (handle_ != Handle{}) Release(owner_, handle_);
+    handle_ = Handle{};
+  }
+  Handle release() noexcept { return std::exchange(handle_, Handle{}); }
+
+ private:
+  Owner owner_{};
+  Handle handle_{};
+};
+
+using UcxConfig = UcxUnique<ucp_config_t*, detail::NoOwner, detail::ReleaseConfig>;
+using UcxContext = UcxUnique<ucp_context_h, detail::NoOwner, detail::ReleaseContext>;
+using UcxWorker = UcxUnique<ucp_worker_h, detail::NoOwner, detail::ReleaseWorker>;
+using UcxMemory = UcxUnique<ucp_mem_h, ucp_context_h, detail::ReleaseMemory>;
+using UcxRemoteKey = UcxUnique<ucp_rkey_h, detail::NoOwner, detail::ReleaseRemoteKey>;
+
+// A packed buffer together with its length (worker address, packed remote key).
+template <typename Unique>
+struct UcxPackedBlob {
+  Unique handle;
+  std::size_t length = 0;
+};
+using UcxWorkerAddress =
+    UcxPackedBlob<UcxUnique<ucp_address_t*, ucp_worker_h, detail::ReleaseWorkerAddress>>;
+using UcxRkeyBuffer = UcxPackedBlob<UcxUnique<void*, detail::NoOwner, detail::ReleaseRkeyBuffer>>;
+
+// An endpoint. Closing needs the worker to make progress until UCX has flushed (or, forced,
+// cancelled) what is outstanding; both are bounded in time so that a dead peer cannot hang the
+// caller. The destructor closes politely (flush) unless MarkFailed() was called, in which case it
+// forces: after an endpoint error UCX only accepts a forced close.
+class UcxEndpoint {
+ public:
+  UcxEndpoint() = default;
+  UcxEndpoint(ucp_worker_h worker, ucp_ep_h endpoint) noexcept
+      : worker_(worker), endpoint_(endpoint) {}
+  ~UcxEndpoint() { Close(failed_, kDefaultCloseLimit); }
+  UcxEndpoint(const UcxEndpoint&) = delete;
+  UcxEndpoint& operator=(const UcxEndpoint&) = delete;
+  UcxEndpoint(UcxEndpoint&& other) noexcept;
+  UcxEndpoint& operator=(UcxEndpoint&& other) noexcept;
+
+  ucp_ep_h get() const noexcept { return endpoint_; }
+  explicit operator bool() const noexcept { return endpoint_ != nullptr; }
+  void MarkFailed() noexcept { failed_ = true; }
+
+  // Closes now (no-op when empty). Outstanding operations complete (flush) or complete with
+  // UCS_ERR_CANCELED (force) before this returns, unless `limit` passes first, in which case the
+  // close request is abandoned to the worker and UCS_ERR_TIMED_OUT returned.
+  static constexpr std::chrono::milliseconds kDefaultCloseLimit{1000};
+  ucs_status_t Close(bool force, std::chrono::nanoseconds limit) noexcept;
+
+ private:
+  ucp_worker_h worker_ = nullptr;
+  ucp_ep_h endpoint_ = nullptr;
+  bool failed_ = false;
+};
+
+// ---------------------------------------------------------------------------------------------
+
+struct UcxContextSpec {
+  std::vector<std::string> net_devices;  // UCX_NET_DEVICES, e.g. {"mlx5_0:1"} or {"ra0"}
+  std::string transports;                // UCX_TLS; empty = UCX default
+  unsigned max_rndv_rails = 1;           // UCX_MAX_RNDV_RAILS
+  // Any other UCX setting, by its name with or without the "UCX_" prefix, e.g.
+  // {"MAX_EAGER_RAILS", "2"}; applied after the fields above, so it may override them.
+  std::map<std::string, std::string> extra_config;
+};
+
+struct ThroughputOutcome {
+  std::uint64_t bytes = 0;       // payload bytes of the operations that completed
+  double seconds = 0;            // first post to completion of all, final flush included
+  std::uint64_t operations = 0;  // completed operations
+  std::string error_reason;      // "" on success; "ucx:<status>", "timeout", "cancelled", ...
+  std::string error_message;
+  bool ok() const { return error_reason.empty(); }
+  double bytes_per_second() const { return seconds > 0 ? static_cast<double>(bytes) / seconds : 0; }
+};
+
+struct RttOutcome {
+  std::vector<double> samples_seconds;  // round trips, not halves
+  std::string error_reason;             // as for ThroughputOutcome; samples taken before an
+  std::string error_message;            // error are kept
+  bool ok() const { return error_reason.empty(); }
+};
+
+// What a responder did while serving, for the peer's report and for tests.
+struct ServeCounters {
+  std::uint64_t pings_echoed = 0;
+  std::uint64_t am_messages = 0;
+  std::uint64_t am_bytes = 0;
+  std::uint64_t errors = 0;  // failed echoes or AM receives
+  std::string last_error;    // "ucx:<status>" of the latest error
+};
+
+// CPU time the calling thread has used (CLOCK_THREAD_CPUTIME_ID), in seconds. Read it before and
+// after a probe operation, on each side, to report the CPU the probe cost.
+double ThreadCpuSeconds();
+
+class UcxProbeSide {
+ public:
+  // Creates the context (features RMA|TAG|AM|WAKEUP, restricted by `spec`), one worker and a
+  // registered buffer of `buffer_bytes`. On failure returns nullptr and sets the reason token
+  // ("ucx:<status>", "invalid_argument") and a message naming what failed (either may be null).
+  static std::unique_ptr<UcxProbeSide> Create(const UcxContextSpec& spec, std::size_t buffer_bytes,
+                                              std::string* error_reason,
+                                              std::string* error_message);
+  ~UcxProbeSide();
+  UcxProbeSide(const UcxProbeSide&) = delete;
+  UcxProbeSide& operator=(const UcxProbeSide&) = delete;
+
+  // Blobs for the peer. They are framed (magic, kind, length, checksum) so that a corrupted or
+  // foreign blob is refused here instead of being parsed by UCX, which trusts its input.
+  const std::string& WorkerAddress() const { return worker_address_blob_; }
+  const std::string& PackedRkey() const { return packed_rkey_blob_; }
+  std::uint64_t BufferAddress() const;
+  std::size_t BufferBytes() const { return buffer_bytes_; }
+  const UcxContextSpec& spec() const { return spec_; }
+
+  // Creates the endpoint to the peer's worker (error handling mode PEER, so a dead peer becomes
+  // an error instead of a hang). Both sides connect to each other, as ucx_perftest does: the
+  // responder's endpoint carries the RTT echoes. Does not wait for the peer: wire-up completes
+  // during the first operation. Replaces any previous endpoint.
+  bool Connect(const std::string& remote_worker_address, std::string* error_reason,
+               std::string* error_message);
+  // Closes the endpoint; a no-op when not connected. kFlush completes what is outstanding and
+  // says goodbye to the peer, which needs the peer's worker to progress (or to be gone): without
+  // it the close takes all of `limit`. So the initiator disconnects while the responder still
+  // serves; the responder, told by the control channel that the initiator is done, uses kForce
+  // (instant; the peer, in error mode PEER, at most sees an endpoint error). The destructor
+  // closes like kFlush (kForce after an endpoint error).
+  enum class CloseMode { kFlush, kForce };
+  void Disconnect(CloseMode mode = CloseMode::kFlush,
+                  std::chrono::nanoseconds limit = UcxEndpoint::kDefaultCloseLimit);
+  bool connected() const { return static_cast<bool>(endpoint_); }
+  // The peer's registered buffer, for put and get. Needs Connect first (a remote key belongs to
+  // an endpoint). `remote_bytes` bounds the message size of RMA operations.
+  bool SetRemoteMemory(const std::string& packed_rkey, std::uint64_t remote_address,
+                       std::size_t remote_bytes, std::string* error_reason,
+                       std::string* error_message);
+
+  // ---- initiator: the calling thread busy-progresses while data moves, like ucx_perftest ----
+
+  // Keeps `window` operations of `message_bytes` outstanding for `duration` (after an untimed
+  // warm-up round that completes the wire-up), then waits for all and flushes the endpoint.
+  //   kPut: ucp_put_nbx from the local buffer into the remote buffer.
+  //   kGet: ucp_get_nbx from the remote buffer into the local buffer.
+  //   kAm:  ucp_am_send_nbx of the local buffer; from kAmRendezvousFromBytes on with
+  //         UCP_AM_SEND_FLAG_RNDV (the rendezvous data path an application's large messages take);
+  //         the responder receives into its buffer.
+  // UCX 1.13's tcp transport offers no RMA lanes, so over tcp UCX emulates put and get with
+  // active messages that the responder's Serve must progress; RDMA transports leave the
+  // responder's CPU out of put and get.
+  // Draining and flushing are bounded by drain_timeout() ("timeout"); `cancel` (may be null) is
+  // polled ("cancelled"). After such an abort the endpoint is closed by force (that is the only
+  // way UCX completes outstanding requests): Connect and SetRemoteMemory again before reuse.
+  ThroughputOutcome RunThroughput(UcxOperation operation, std::size_t message_bytes,
+                                  unsigned window, std::chrono::nanoseconds duration,
+                                  const std::atomic<bool>* cancel);
+  static constexpr std::size_t kAmRendezvousFromBytes = 16 * 1024;
+
+  // Ping-pong of tagged messages of `message_bytes` each way (the responder echoes the size it
+  // received), timed one round trip at a time with steady_clock, until `duration` has passed or
+  // `max_samples` were taken. Each round trip is bounded by drain_timeout().
+  RttOutcome RunRtt(std::size_t message_bytes, std::chrono::nanoseconds duration,
+                    std::size_t max_samples, const std::atomic<bool>* cancel);
+
+  // Bounds the warm-up, the drain and flush after posting stops, and each round trip. 10 s by
+  // default: generous for a healthy rail, short enough that a dead one ends the probe.
+  void set_drain_timeout(std::chrono::nanoseconds timeout) { drain_timeout_ = timeout; }
+  std::chrono::nanoseconds drain_timeout() const { return drain_timeout_; }
+
+  // ---- responder ----
+
+  // Echoes RTT pings, receives AM data and progresses RMA targeted at this side (software
+  // transports such as tcp need the target to make progress) until `stop` is set. While traffic
+  // flows it busy-progresses, and keeps doing so for `busy_until_idle` after the last event (a
+  // probe's next message usually follows within microseconds, and sleeping in between would add
+  // a wake-up to every round trip); after that it arms the worker and sleeps in poll() on the
+  // worker's event fd with a short timeout, so an idle responder costs no CPU and still notices
+  // `stop` within kIdlePollInterval, or at once when Wake() is called.
+  void Serve(const std::atomic<bool>& stop, std::chrono::nanoseconds busy_until_idle);
+  static constexpr std::chrono::milliseconds kIdlePollInterval{50};
+  // Interrupts a Serve sleeping in poll(), from any thread.
+  void Wake();
+  // Read it after Serve returned (or from Serve's thread).
+  ServeCounters Counters() const;
+
+  // ---- what the endpoint really uses ----
+
+  // ucp_ep_print_info of the endpoint; "" when not connected.
+  std::string EndpointInfoText();
+  // The distinct (transport, device) pairs of the endpoint's data lanes, e.g. {"tcp", "ra0"}.
+  // Empty when not connected or when the text does not parse (`error` says why; may be null).
+  std::vector<std::pair<std::string, std::string>> LaneTransports(std::string* error = nullptr);
+
+ private:
+  UcxProbeSide() = default;
+
+  // Tags of the RTT ping-pong and the AM id of throughput messages; both sides use the same.
+  static constexpr ucp_tag_t kPingTag = 0x7261696c70696e67;  // "railping"
+  static constexpr ucp_tag_t kPongTag = 0x7261696c706f6e67;  // "railpong"
+  static constexpr ucp_tag_t kFullTagMask = ~ucp_tag_t{0};
+  static constexpr unsigned kProbeAmId = 0x5a;
+  static constexpr unsigned kRttWarmupRoundTrips = 8;
+
+  // Request bookkeeping shared with UCX callbacks; members so their address outlives any
+  // request still in UCX's hands.
+  struct OperationTracker {
+    std::uint64_t completed = 0;
+    std::uint64_t failed = 0;
+    ucs_status_t first_error = UCS_OK;
+    void Complete(ucs_status_t status) noexcept;
+  };
+  struct TagReceiveState {
+    void* request = nullptr;  // in flight; nullptr once completed
+    bool done = false;
+    ucs_status_t status = UCS_OK;
+    ucp_tag_recv_info_t info{};
+  };
+
+  static void OnEndpointError(void* arg, ucp_ep_h endpoint, ucs_status_t status) noexcept;
+  static void OnSendComplete(void* request, ucs_status_t status, void* user_data) noexcept;
+  static void OnTagReceived(void* request, ucs_status_t status, const ucp_tag_recv_info_t* info,
+                            void* user_data) noexcept;
+  static ucs_status_t OnAmMessage(void* arg, const void* header, std::size_t header_length,
+                                  void* data, std::size_t length,
+                                  const ucp_am_recv_param_t* param) noexcept;
+  static void OnAmReceived(void* request, ucs_status_t status, std::size_t length,
+                           void* user_data) noexcept;
+
+  bool RegisterAmHandler(std::string* error_reason, std::string* error_message);
+  // Posts one operation of the throughput loop; false when UCX refused it (tracker records why).
+  bool PostOperation(UcxOperation operation, std::size_t message_bytes);
+  // Progresses until the tracker has seen `target` completions, or the deadline, a cancel or an
+  // endpoint error; returns the abort reason or "".
+  std::string WaitForCompletions(std::uint64_t target,
+                                 std::chrono::steady_clock::time_point deadline,
+                                 const std::atomic<bool>* cancel, std::string* message);
+  std::string FlushEndpoint(std::chrono::steady_clock::time_point deadline,
+                            const std::atomic<bool>* cancel, std::string* message);
+  bool PostTagReceive(TagReceiveState* state, void* buffer, std::size_t bytes, ucp_tag_t tag);
+  void CancelTagReceive(TagReceiveState* state);
+  // One ping-pong; returns the abort reason or "".
+  std::string PingPong(std::size_t message_bytes, std::chrono::steady_clock::time_point deadline,
+                       const std::atomic<bool>* cancel,
+                       std::chrono::steady_clock::time_point* echoed_at, std::string* message);
+  // Closes the endpoint by force so that UCX completes every request it holds.
+  void AbortEndpoint();
+  bool CheckReadyToInitiate(bool needs_remote_memory, std::size_t message_bytes,
+                            std::string* reason, std::string* message) const;
+  void EchoCompletedPing();
+  void RecordServeError(ucs_status_t status);
+
+  UcxContextSpec spec_;
+  std::size_t buffer_bytes_ = 0;
+  std::chrono::nanoseconds drain_timeout_ = std::chrono::seconds(10);
+
+  // The destructor releases these explicitly, children first; the declaration order (parents
+  // first) would give the same order to the implicit member destructors.
+  UcxContext context_;
+  UcxWorker worker_;
+  UcxWorkerAddress worker_address_;
+  UcxMemory memory_;
+  void* buffer_ = nullptr;  // owned by memory_ (allocated by ucp_mem_map)
+  UcxRkeyBuffer rkey_buffer_;
+  std::string worker_address_blob_;
+  std::string packed_rkey_blob_;
+  int event_fd_ = -1;  // owned by the worker
+
+  OperationTracker tracker_;
+  TagReceiveState pong_;  // initiator: the echo of the current ping
+  TagReceiveState ping_;  // responder: the next ping
+  OperationTracker echo_sends_;
+  ServeCounters counters_;
+  ucs_status_t endpoint_status_ = UCS_OK;  // set by OnEndpointError
+
+  UcxEndpoint endpoint_;
+  UcxRemoteKey remote_key_;
+  std::uint64_t remote_address_ = 0;
+  std::size_t remote_bytes_ = 0;
+};
+
+namespace detail {
+// Blob framing (exposed for tests). Kinds: 'W' worker address, 'K' packed remote key.
+std::string FrameBlob(char kind, std::string_view payload);
+// The payload, or nullopt with `error` set when the blob is not a well-formed blob of `kind`.
+std::optional<std::string> UnframeBlob(char kind, std::string_view blob, std::string* error);
+// "ucx:" + ucs_status_string(status).
+std::string UcxReason(ucs_status_t status);
+}  // namespace detail
+
+}  // namespace rail::probe
