@@ -1,6 +1,7 @@
 // Command line of rail_exporter. Flags follow node_exporter's conventions. Everything but flag
 // parsing and signal handling lives in the library (rail/agent.h).
 #include <malloc.h>
+#include <sys/resource.h>
 #include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
@@ -139,6 +140,12 @@ int main(int argc, char** argv) {
   // Each civetweb worker would otherwise keep a malloc arena of its own sized by the largest
   // scrape it served: two arenas keep the agent's peak RSS low on large hosts.
   mallopt(M_ARENA_MAX, 2);
+  // Counter files stay open between scrapes (one pread each instead of open+read+close); a
+  // large host has thousands of them, more than the usual soft limit of 1024 descriptors.
+  if (rlimit files{}; getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
+    files.rlim_cur = files.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &files);
+  }
   for (const auto& [name, on] : enabled) {
     if (on) options.collectors.push_back(name);
   }

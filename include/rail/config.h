@@ -28,7 +28,9 @@ struct RailConfig {
 
 // The responder that answers other agents' probes (responder.*).
 struct ResponderConfig {
-  std::string listen_address = ":9841";      // responder.listen_address; "" disables the responder
+  // responder.listen_address. The responder runs only when the configuration has a responder
+  // section (then ":9841" unless given): without a secret it could only refuse peers anyway.
+  std::string listen_address;
   std::optional<std::string> secret_file;    // responder.secret_file (also used to probe peers)
   bool insecure = false;                     // responder.insecure: accept peers without a secret
   std::size_t max_frame_bytes = 64 * 1024;   // responder.limits.max_frame_bytes

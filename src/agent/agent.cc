@@ -191,6 +191,11 @@ void Agent::StartResponder() {
 
 void Agent::StartProbes() {
   if (config_.probes.empty()) return;
+  if (config_.responder.listen_address.empty()) {
+    // Probes need a secret, which lives in the responder section; the peers probe us back.
+    spdlog::info("probes configured without a responder section: this agent will not answer "
+                 "its peers' probes");
+  }
   auto rails = LocalProbeRails(*sys_, config_,
                                MakeDeviceFilter(options_.device_include, options_.device_exclude));
   auto plan = PlanProbes(config_, rails);

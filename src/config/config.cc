@@ -113,6 +113,7 @@ std::vector<std::string> StringList(const YAML::Node& node, const std::string& s
 
 void ParseResponder(const YAML::Node& node, const std::string& source, ResponderConfig& out) {
   if (!node.IsMap()) Fail(source, "responder", "expected a mapping");
+  out.listen_address = ":9841";
   RejectUnknownKeys(node, {"listen_address", "secret_file", "insecure", "limits"}, source,
                     "responder.");
   if (node["listen_address"]) {

@@ -3,16 +3,100 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/magic.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
+#include <functional>
+#include <mutex>
+#include <unordered_map>
 #include <utility>
+#include <vector>
+
+// Why files are kept open, and what keeps the answers right.
+//
+// A scrape of a large host reads ~4,000 files. open()+read()+close() of a sysfs attribute costs
+// ~18 us, nearly all of it walking the path from the root; pread(fd, buf, n, 0) on a descriptor
+// kept open costs ~1.2 us and returns a fresh value, because kernfs runs the attribute's show()
+// again for every read at offset 0 (seq_file restarts at offset 0), and so does procfs. So the
+// descriptors of files read successfully are kept, keyed by their path relative to the root,
+// and re-read at offset 0. What a kept descriptor can no longer tell, and how it is caught:
+//  * The device went away: kernfs answers ENODEV (procfs EIO) on the old descriptor. Any read
+//    error on a cached descriptor drops it and the path is opened again, once: a recreated
+//    device is read correctly, a vanished file answers ENOENT as before, and an error that
+//    persists (EINVAL of a down link's carrier) is returned as before.
+//  * The path leads to another file although the old one lives on: a netdev or RDMA device
+//    renamed and its old name reused by another device; a fixture file deleted, or replaced by
+//    rename(), which leaves the old inode readable. Checking every read would cost an fstat()
+//    (no help against renames) or a path walk (the cost the cache is there to avoid), so the
+//    check is per directory: each cached file remembers the identity (st_dev, st_ino, st_ctim)
+//    of the directory its path led to, and that path is stat()ed again at most once per
+//    directory_check_interval (default 1 s). Creating, deleting or renaming an entry changes
+//    the directory's ctime; a new identity drops every file opened under the old one. So
+//    with scrapes further apart than the interval every scrape reads what the paths name now,
+//    for one stat() per directory instead of one path walk per file; scrapes closer together
+//    can read a renamed device or a replaced fixture file for up to the interval. A directory
+//    changed less than a second ago is not trusted at all (its next change could carry the
+//    same coarse timestamp): files in it are opened afresh on every read until it settles.
+//    A file rewritten in place needs none of this: a read at offset 0 sees the new contents.
+//    kernfs keeps no directory timestamps, so on /sys only the inode number tells; a kernfs
+//    inode number is not reused, so a recreated device directory is always a new identity.
+// Listed directories are kept open the same way (a listing from offset 0 is the directory as it
+// is now), and IsDirectory()/Exists() of a directory looked at within the interval need no
+// stat(). What is read is unchanged: every file and listing asked for is read every time.
+// Costs: the cached descriptors count against RLIMIT_NOFILE (the cache takes at most half the
+// soft limit, and gives everything back when an open() fails with EMFILE), they show up in
+// process_open_fds, and each read sysfs file pins its seq_file page in the kernel: ~4.5 KiB of
+// unreclaimable slab per cached file, ~16 MiB for the 16-device bench tree. Files that fail to
+// read are never cached, so they cost a full open every time, as before.
 
 namespace rail::sysfs {
 namespace {
+
+// Owns one file descriptor.
+class UniqueFd {
+ public:
+  UniqueFd() = default;
+  explicit UniqueFd(int fd) : fd_(fd) {}
+  UniqueFd(UniqueFd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+  UniqueFd& operator=(UniqueFd&& other) noexcept {
+    if (this != &other) {
+      Reset();
+      fd_ = std::exchange(other.fd_, -1);
+    }
+    return *this;
+  }
+  UniqueFd(const UniqueFd&) = delete;
+  UniqueFd& operator=(const UniqueFd&) = delete;
+  ~UniqueFd() { Reset(); }
+
+  int get() const { return fd_; }
+  explicit operator bool() const { return fd_ >= 0; }
+  void Reset() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+// What a read of the file means, decided once per open.
+enum class FileKind : std::uint8_t {
+  kSysfs,      // a kernfs attribute: one show() per read, so a short read is the whole value
+  kRegular,    // a plain file (fixture trees): a short read is the end of the file too
+  kProcfs,     // seq_file records: a short read is not the end, only a read of 0 is
+  kOther,      // anything else: read to the end, never cached
+  kDirectory,  // listed with getdents64() from offset 0, which lists it as it is now
+};
 
 std::string_view StripSlashes(std::string_view path) {
   while (!path.empty() && path.front() == '/') path.remove_prefix(1);
@@ -20,29 +104,407 @@ std::string_view StripSlashes(std::string_view path) {
   return path;
 }
 
-// Builds root/relative into a caller buffer: ReadFile runs ~15,000 times per scrape on a large
-// host, and a heap allocation per path is measurable there. False when the path does not fit.
+std::string_view ParentOf(std::string_view relative) {
+  const std::size_t slash = relative.rfind('/');
+  return slash == std::string_view::npos ? std::string_view() : relative.substr(0, slash);
+}
+
+// Builds root/relative into a caller buffer: no heap allocation per path on the read path.
+// False when the path does not fit.
 bool BuildPath(const std::string& root, std::string_view relative, char (&out)[PATH_MAX]) {
   relative = StripSlashes(relative);
   const std::size_t total = root.size() + 1 + relative.size();
   if (total >= PATH_MAX) return false;
   std::memcpy(out, root.data(), root.size());
   std::size_t used = root.size();
-  if (!relative.empty()) {
-    out[used++] = '/';
-    std::memcpy(out + used, relative.data(), relative.size());
-    used += relative.size();
-  }
+  // An empty root stands for "/", so the bare root resolves to "/" too.
+  if (!relative.empty() || used == 0) out[used++] = '/';
+  std::memcpy(out + used, relative.data(), relative.size());
+  used += relative.size();
   out[used] = '\0';
   return true;
 }
 
+// Returns 0 or an errno value.
+int OpenReadOnly(const char* path, int flags, UniqueFd* out) {
+  int fd;
+  do {
+    fd = ::open(path, O_RDONLY | O_CLOEXEC | flags);
+  } while (fd < 0 && errno == EINTR);
+  if (fd < 0) return errno;
+  *out = UniqueFd(fd);
+  return 0;
+}
+
+FileKind Classify(int fd) {
+  struct statfs fs;
+  if (::fstatfs(fd, &fs) == 0) {
+    if (fs.f_type == SYSFS_MAGIC) return FileKind::kSysfs;
+    if (fs.f_type == PROC_SUPER_MAGIC) return FileKind::kProcfs;
+  }
+  struct stat st;
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) return FileKind::kRegular;
+  return FileKind::kOther;
+}
+
+// Appends the file from `offset` on, up to its end as `kind` tells it. Returns 0 or an errno
+// value, with `contents` cleared; errors such as EINVAL arrive here, not at open(). sysfs
+// reports st_size 4096 whatever an attribute holds, so no fstat(): for sysfs one pread() is the
+// whole value unless it filled the buffer.
+int ReadFrom(int fd, FileKind kind, off_t offset, std::string* contents) {
+  char buffer[4096];  // one page, the most a sysfs attribute can hold
+  for (;;) {
+    const ssize_t n = ::pread(fd, buffer, sizeof(buffer), offset);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      const int error = errno;
+      contents->clear();
+      return error;
+    }
+    if (n == 0) return 0;
+    contents->append(buffer, static_cast<std::size_t>(n));
+    offset += n;
+    if (static_cast<std::size_t>(n) < sizeof(buffer) && kind != FileKind::kProcfs &&
+        kind != FileKind::kOther) {
+      return 0;
+    }
+  }
+}
+
+int ReadAll(int fd, FileKind kind, std::string* contents) {
+  contents->clear();
+  return ReadFrom(fd, kind, 0, contents);
+}
+
+// Lists a directory from its start, without "." and "..". Returns 0 or an errno value
+// (ENOENT for a directory deleted since it was opened). getdents64() into a buffer on the
+// stack rather than opendir(), which allocates 32 KiB per directory.
+int ReadNames(int fd, std::vector<std::string>* names) {
+  names->clear();
+  if (::lseek(fd, 0, SEEK_SET) < 0) return errno;
+  alignas(dirent64) char buffer[16384];
+  for (;;) {
+    const ssize_t n = ::getdents64(fd, buffer, sizeof(buffer));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      const int error = errno;
+      names->clear();
+      return error;
+    }
+    if (n == 0) return 0;
+    for (ssize_t offset = 0; offset < n;) {
+      const auto* entry = reinterpret_cast<const dirent64*>(buffer + offset);
+      offset += entry->d_reclen;
+      const char* name = entry->d_name;
+      if (name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0'))) continue;
+      names->emplace_back(name);
+    }
+  }
+}
+
+// What a directory path leads to.
+struct DirectoryId {
+  dev_t dev = 0;
+  ino_t ino = 0;
+  timespec ctime{};
+  bool present = false;
+
+  bool operator==(const DirectoryId& other) const {
+    return dev == other.dev && ino == other.ino && ctime.tv_sec == other.ctime.tv_sec &&
+           ctime.tv_nsec == other.ctime.tv_nsec && present == other.present;
+  }
+};
+
+struct DirectoryLook {
+  DirectoryId id;
+  bool settled = false;  // changed more than a second ago
+};
+
+// `st` is null when the path leads nowhere.
+DirectoryLook DescribeDirectory(const struct stat* st) {
+  if (st == nullptr) return {{}, true};
+  timespec now{};
+  ::clock_gettime(CLOCK_REALTIME, &now);
+  // More than one second: some filesystems keep whole seconds.
+  const bool settled = now.tv_sec - st->st_ctim.tv_sec > 1 ||
+                       (now.tv_sec - st->st_ctim.tv_sec == 1 && now.tv_nsec > st->st_ctim.tv_nsec);
+  return {{st->st_dev, st->st_ino, st->st_ctim, true}, settled};
+}
+
+DirectoryLook LookAtDirectory(const std::string& root, std::string_view relative) {
+  char path[PATH_MAX];
+  struct stat st;
+  const bool found = BuildPath(root, relative, path) && ::stat(path, &st) == 0;
+  return DescribeDirectory(found ? &st : nullptr);
+}
+
+std::int64_t CoarseNowNs() {
+  // The coarse clock is a vDSO read even where the precise one falls back to a system call,
+  // and a tick of error is nothing against a one-second interval.
+  timespec now{};
+  ::clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
+  return std::int64_t{now.tv_sec} * 1'000'000'000 + now.tv_nsec;
+}
+
+std::size_t CacheCapacity(std::size_t wanted) {
+  // Leave at least half of the descriptors to everything else the process opens (sockets of
+  // concurrent scrapes, probes).
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
+    wanted = std::min<std::size_t>(wanted, static_cast<std::size_t>(limit.rlim_cur / 2));
+  }
+  return wanted;
+}
+
+// GID tables (gids/, gid_attrs/types/, gid_attrs/ndevs/: 3 files per slot, 128 to 255 slots per
+// port) are read once per GID refresh (30 s), not every scrape. Caching them would take more
+// descriptors than all the per-scrape counters together, pin ~4.5 KiB of kernel memory per
+// slot file, and push the counters out of the cache at every refresh.
+bool WorthCaching(std::string_view path) {
+  for (std::string_view rest = path; !rest.empty();) {
+    const std::size_t slash = rest.find('/');
+    const std::string_view component = rest.substr(0, slash);
+    if (component == "gids" || component == "gid_attrs") return false;
+    if (slash == std::string_view::npos) break;
+    rest.remove_prefix(slash + 1);
+  }
+  return true;
+}
+
+struct PathHash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view path) const {
+    return std::hash<std::string_view>{}(path);
+  }
+};
+
 }  // namespace
 
-RootedFilesystem::RootedFilesystem(std::string root) : root_(std::move(root)) {
+// The cache of open descriptors, least recently used out first. A file being read is marked
+// leased and the lock released during the read, which can be slow (mlx5 hw_counters ask the
+// firmware): a leased file is never evicted or closed, and another thread wanting the same
+// file meanwhile opens its own.
+class RootedFilesystem::FileCache {
+ public:
+  // A directory that cached files were opened in (or a cached directory itself), as its path
+  // led to it.
+  struct Directory {
+    std::string path;  // relative to the root
+    DirectoryId id;
+    bool settled = false;
+    std::int64_t checked_ns = 0;
+    std::uint64_t generation = 0;  // bumped whenever the path leads to something else
+    std::size_t files = 0;         // cached files opened in it; it goes with the last one
+  };
+  struct File {
+    UniqueFd fd;
+    FileKind kind = FileKind::kOther;
+    Directory* directory = nullptr;
+    std::uint64_t generation = 0;  // the directory's generation when opened
+    std::uint64_t last_used = 0;
+    std::atomic<bool> leased{false};
+    std::string_view path;  // the map's key
+    // The file looked up after this one last time, valid while successor_epoch == epoch_: a
+    // scrape asks for the same paths in the same order, and following the chain touches less
+    // memory than hashing a path and walking a bucket, which is most of what a lookup costs
+    // when the scrape's parsing has pushed the table out of the CPU caches.
+    File* successor = nullptr;
+    std::uint64_t successor_epoch = 0;
+  };
+  enum class Verdict {
+    kMiss,            // nothing cached (or another thread is reading it)
+    kCurrent,         // leased, and its directory vouches for it
+    kCheckDirectory,  // leased, but the directory is due for a look (StillCurrent)
+    kStale,           // leased, and the path leads elsewhere now: drop it
+  };
+  struct Lease {
+    File* file = nullptr;
+  };
+
+  FileCache(std::string root, std::size_t capacity, std::chrono::milliseconds check_interval)
+      : root_(std::move(root)),
+        capacity_(capacity),
+        check_interval_ns_(
+            std::chrono::duration_cast<std::chrono::nanoseconds>(check_interval).count()) {}
+
+  Verdict CheckOut(std::string_view path, Lease* lease) {
+    const std::int64_t now = CoarseNowNs();
+    std::lock_guard lock(mutex_);
+    File* file = nullptr;
+    if (previous_ != nullptr && previous_->successor_epoch == epoch_ &&
+        previous_->successor != nullptr && previous_->successor->path == path) {
+      file = previous_->successor;
+    } else {
+      const auto it = files_.find(path);
+      if (it != files_.end()) file = &it->second;
+      if (previous_ != nullptr) {
+        previous_->successor = file;
+        previous_->successor_epoch = epoch_;
+      }
+    }
+    previous_ = file;
+    if (file == nullptr || file->leased.load(std::memory_order_acquire)) return Verdict::kMiss;
+    file->leased.store(true, std::memory_order_relaxed);
+    file->last_used = ++uses_;
+    lease->file = file;
+    Directory& directory = *file->directory;
+    if (!directory.settled || now - directory.checked_ns >= check_interval_ns_) {
+      directory.checked_ns = now;  // one reader looks, the others trust the last look
+      return Verdict::kCheckDirectory;
+    }
+    return file->generation == directory.generation ? Verdict::kCurrent : Verdict::kStale;
+  }
+
+  // Looks at the leased file's directory again: whether its path still leads where it did.
+  bool StillCurrent(const Lease& lease) {
+    const DirectoryLook look = LookAtDirectory(root_, lease.file->directory->path);
+    std::lock_guard lock(mutex_);
+    Directory& directory = *lease.file->directory;
+    Update(directory, look, CoarseNowNs());
+    return directory.settled && lease.file->generation == directory.generation;
+  }
+
+  // True when `path` is a directory of the cache, looked at less than an interval ago and
+  // present then: IsDirectory() and Exists() need no path walk for it.
+  bool VouchesForDirectory(std::string_view path) const {
+    const std::int64_t now = CoarseNowNs();
+    std::lock_guard lock(mutex_);
+    const auto it = directories_.find(path);
+    if (it == directories_.end()) return false;
+    const Directory& directory = it->second;
+    return directory.settled && directory.id.present &&
+           now - directory.checked_ns < check_interval_ns_;
+  }
+
+  // A stat() of `path` made anyway (IsDirectory, Exists) counts as the directory's next look.
+  void Observed(std::string_view path, const struct stat* st) {
+    const DirectoryLook look = DescribeDirectory(st);
+    std::lock_guard lock(mutex_);
+    const auto it = directories_.find(path);
+    if (it != directories_.end()) Update(it->second, look, CoarseNowNs());
+  }
+
+  void PutBack(const Lease& lease) { lease.file->leased.store(false, std::memory_order_release); }
+
+  void Drop(const Lease& lease) {
+    std::lock_guard lock(mutex_);
+    Erase(files_.find(lease.file->path));
+  }
+
+  void Insert(std::string_view path, UniqueFd fd, FileKind kind) {
+    std::lock_guard lock(mutex_);
+    if (files_.find(path) != files_.end()) return;  // another thread's is there already
+    if (files_.size() >= capacity_) EvictOldest(capacity_ / 8 + 1);
+    if (files_.size() >= capacity_) return;  // all leased
+    // A cached directory answers for itself: its own path is what must still lead to it.
+    Directory& directory = AcquireDirectory(kind == FileKind::kDirectory ? path : ParentOf(path));
+    const auto [it, inserted] = files_.try_emplace(std::string(path));
+    File& file = it->second;
+    file.fd = std::move(fd);
+    file.kind = kind;
+    file.directory = &directory;
+    file.generation = directory.generation;
+    file.last_used = ++uses_;
+    file.path = it->first;
+  }
+
+  // Gives every idle descriptor back (the process ran out of them).
+  void Clear() {
+    std::lock_guard lock(mutex_);
+    EvictOldest(files_.size());
+  }
+
+  std::size_t size() const {
+    std::lock_guard lock(mutex_);
+    return files_.size();
+  }
+
+ private:
+  using Files = std::unordered_map<std::string, File, PathHash, std::equal_to<>>;
+
+  // Under mutex_. A new directory is looked at now, just after a file in it was opened.
+  Directory& AcquireDirectory(std::string_view path) {
+    auto it = directories_.find(path);
+    if (it == directories_.end()) {
+      const DirectoryLook look = LookAtDirectory(root_, path);
+      Directory directory;
+      directory.path = std::string(path);
+      directory.id = look.id;
+      directory.settled = look.settled;
+      directory.checked_ns = CoarseNowNs();
+      it = directories_.emplace(directory.path, std::move(directory)).first;
+    }
+    ++it->second.files;
+    return it->second;
+  }
+
+  // Under mutex_.
+  static void Update(Directory& directory, const DirectoryLook& look, std::int64_t now) {
+    if (!(look.id == directory.id)) {
+      directory.id = look.id;
+      ++directory.generation;
+    }
+    directory.settled = look.settled;
+    directory.checked_ns = now;
+  }
+
+  // Under mutex_.
+  void Erase(Files::iterator it) {
+    Directory& directory = *it->second.directory;
+    files_.erase(it);  // closes the descriptor
+    ++epoch_;          // forgets every successor, one of which may have been this file
+    previous_ = nullptr;
+    if (--directory.files == 0) directories_.erase(directories_.find(directory.path));
+  }
+
+  // Under mutex_. Evicts up to `count` idle files, least recently used first, in one pass over
+  // the cache: done only when it is full, so the pass costs ~8 per insertion, and no list has
+  // to be reordered on every read.
+  void EvictOldest(std::size_t count) {
+    std::vector<std::pair<std::uint64_t, Files::iterator>> idle;
+    idle.reserve(files_.size());
+    for (auto it = files_.begin(); it != files_.end(); ++it) {
+      if (!it->second.leased.load(std::memory_order_acquire)) {
+        idle.emplace_back(it->second.last_used, it);
+      }
+    }
+    count = std::min(count, idle.size());
+    const auto by_use = [](const auto& a, const auto& b) { return a.first < b.first; };
+    std::nth_element(idle.begin(), idle.begin() + static_cast<std::ptrdiff_t>(count), idle.end(),
+                     by_use);
+    for (std::size_t i = 0; i < count; ++i) Erase(idle[i].second);
+  }
+
+  const std::string root_;
+  const std::size_t capacity_;
+  const std::int64_t check_interval_ns_;
+  mutable std::mutex mutex_;
+  std::uint64_t uses_ = 0;
+  std::uint64_t epoch_ = 1;
+  File* previous_ = nullptr;
+  Files files_;
+  std::unordered_map<std::string, Directory, PathHash, std::equal_to<>> directories_;
+};
+
+RootedFilesystem::RootedFilesystem(std::string root) : RootedFilesystem(std::move(root), {}) {}
+
+RootedFilesystem::RootedFilesystem(std::string root, const Options& options)
+    : root_(std::move(root)) {
   // "/" and "/sys/" both work: Resolve inserts the separator itself.
   while (root_.size() > 1 && root_.back() == '/') root_.pop_back();
   if (root_ == "/") root_.clear();
+  if (options.cache_open_files) {
+    const std::size_t capacity = CacheCapacity(options.max_cached_files);
+    if (capacity > 0) {
+      cache_ = std::make_unique<FileCache>(root_, capacity, options.directory_check_interval);
+    }
+  }
+}
+
+RootedFilesystem::~RootedFilesystem() = default;
+
+std::size_t RootedFilesystem::cached_files() const {
+  return cache_ ? cache_->size() : 0;
 }
 
 std::string RootedFilesystem::Resolve(std::string_view relative_path) const {
@@ -56,68 +518,105 @@ std::string RootedFilesystem::Resolve(std::string_view relative_path) const {
   return path;
 }
 
-int RootedFilesystem::ReadFile(std::string_view relative_path, std::string* contents) const {
-  char path[PATH_MAX];
-  if (!BuildPath(root_, relative_path, path)) return ENAMETOOLONG;
-  if (path[0] == '\0') return EISDIR;  // the bare root of "/"
-  int fd;
-  do {
-    fd = ::open(path, O_RDONLY | O_CLOEXEC);
-  } while (fd < 0 && errno == EINTR);
-  if (fd < 0) return errno;
-
-  contents->clear();
-  // sysfs attributes are at most one page and report st_size 4096 whatever they hold, so fstat
-  // is useless; read until EOF instead. Errors such as EINVAL arrive here, not at open().
-  char buffer[4096];
-  int error = 0;
-  for (;;) {
-    const ssize_t n = ::read(fd, buffer, sizeof(buffer));
-    if (n > 0) {
-      contents->append(buffer, static_cast<std::size_t>(n));
-      continue;
-    }
-    if (n == 0) break;
-    if (errno == EINTR) continue;
-    error = errno;
-    break;
+// Runs `read` on the cached descriptor of `key` when there is one the cache can vouch for.
+// True when that answered; false when the caller must open the path afresh: nothing cached,
+// the path leads elsewhere now, or the read failed (gone, or failing now), so that the answer
+// is always the path's.
+template <typename ReadFn>
+bool RootedFilesystem::ReadCached(std::string_view key, bool directory, ReadFn read) const {
+  FileCache::Lease lease;
+  switch (cache_->CheckOut(key, &lease)) {
+    case FileCache::Verdict::kMiss:
+      return false;
+    case FileCache::Verdict::kStale:
+      break;
+    case FileCache::Verdict::kCheckDirectory:
+      if (!cache_->StillCurrent(lease)) break;
+      [[fallthrough]];
+    case FileCache::Verdict::kCurrent:
+      if ((lease.file->kind == FileKind::kDirectory) == directory && read(*lease.file) == 0) {
+        cache_->PutBack(lease);
+        return true;
+      }
+      break;
   }
-  ::close(fd);
-  if (error != 0) contents->clear();
-  return error;
+  cache_->Drop(lease);
+  return false;
+}
+
+int RootedFilesystem::ReadFile(std::string_view relative_path, std::string* contents) const {
+  const std::string_view key = StripSlashes(relative_path);
+  const bool keep = cache_ && WorthCaching(key);
+  if (keep && ReadCached(key, false, [&](const FileCache::File& file) {
+        return ReadAll(file.fd.get(), file.kind, contents);
+      })) {
+    return 0;
+  }
+
+  char path[PATH_MAX];
+  if (!BuildPath(root_, key, path)) return ENAMETOOLONG;
+  UniqueFd fd;
+  int error = OpenReadOnly(path, 0, &fd);
+  if ((error == EMFILE || error == ENFILE) && cache_) {
+    cache_->Clear();
+    error = OpenReadOnly(path, 0, &fd);
+  }
+  if (error != 0) return error;
+  // Read first, as sysfs would: a failing file (EINVAL of a down link's speed) then costs no
+  // more system calls than it did before caching, and it is never cached.
+  contents->clear();
+  error = ReadFrom(fd.get(), FileKind::kSysfs, 0, contents);
+  if (error != 0) return error;
+  const FileKind kind = keep ? Classify(fd.get()) : FileKind::kOther;
+  if (kind == FileKind::kProcfs || kind == FileKind::kOther) {
+    error = ReadFrom(fd.get(), kind, static_cast<off_t>(contents->size()), contents);
+    if (error != 0) return error;
+  }
+  if (keep && kind != FileKind::kOther) cache_->Insert(key, std::move(fd), kind);
+  return 0;
 }
 
 int RootedFilesystem::ListDirectory(std::string_view relative_path,
                                     std::vector<std::string>* names) const {
   names->clear();
-  DIR* dir = ::opendir(Resolve(relative_path).c_str());
-  if (dir == nullptr) return errno;
-  for (;;) {
-    errno = 0;
-    const dirent* entry = ::readdir(dir);
-    if (entry == nullptr) break;
-    const char* name = entry->d_name;
-    if (std::strcmp(name, ".") == 0 || std::strcmp(name, "..") == 0) continue;
-    names->emplace_back(name);
-  }
-  const int error = errno;
-  ::closedir(dir);
-  if (error != 0) {
-    names->clear();
-    return error;
+  const std::string_view key = StripSlashes(relative_path);
+  const bool keep = cache_ && WorthCaching(key);
+  if (!keep || !ReadCached(key, true, [&](const FileCache::File& file) {
+        return ReadNames(file.fd.get(), names);
+      })) {
+    char path[PATH_MAX];
+    if (!BuildPath(root_, key, path)) return ENAMETOOLONG;
+    UniqueFd fd;
+    int error = OpenReadOnly(path, O_DIRECTORY, &fd);
+    if ((error == EMFILE || error == ENFILE) && cache_) {
+      cache_->Clear();
+      error = OpenReadOnly(path, O_DIRECTORY, &fd);
+    }
+    if (error != 0) return error;
+    error = ReadNames(fd.get(), names);
+    if (error != 0) return error;
+    if (keep) cache_->Insert(key, std::move(fd), FileKind::kDirectory);
   }
   std::sort(names->begin(), names->end());
   return 0;
 }
 
 bool RootedFilesystem::IsDirectory(std::string_view relative_path) const {
+  const std::string_view key = StripSlashes(relative_path);
+  if (cache_ && cache_->VouchesForDirectory(key)) return true;
   struct stat st;
-  return ::stat(Resolve(relative_path).c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+  const bool found = ::stat(Resolve(key).c_str(), &st) == 0;
+  if (cache_) cache_->Observed(key, found ? &st : nullptr);
+  return found && S_ISDIR(st.st_mode);
 }
 
 bool RootedFilesystem::Exists(std::string_view relative_path) const {
+  const std::string_view key = StripSlashes(relative_path);
+  if (cache_ && cache_->VouchesForDirectory(key)) return true;
   struct stat st;
-  return ::stat(Resolve(relative_path).c_str(), &st) == 0;
+  const bool found = ::stat(Resolve(key).c_str(), &st) == 0;
+  if (cache_) cache_->Observed(key, found ? &st : nullptr);
+  return found;
 }
 
 }  // namespace rail::sysfs

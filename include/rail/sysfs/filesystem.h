@@ -3,6 +3,9 @@
 // file cannot express (EINVAL on empty GID attributes, EACCES, EIO).
 #pragma once
 
+#include <chrono>
+#include <cstddef>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,21 +32,47 @@ class Filesystem {
 };
 
 // Reads the real filesystem below `root` ("/sys", "/proc" or a fixture directory).
+//
+// By default the files read are kept open between calls and re-read with pread(2) at offset 0:
+// on /sys that is ~1 us instead of ~18 us for open+read+close, most of which is resolving the
+// path from the root (see filesystem.cc for what keeps the answers fresh and what it costs).
 class RootedFilesystem final : public Filesystem {
  public:
+  struct Options {
+    // Keep file descriptors of files read open between calls.
+    bool cache_open_files = true;
+    // Bound on cached descriptors; also at most half the RLIMIT_NOFILE soft limit at
+    // construction time. Each cached sysfs file also pins ~4.5 KiB of kernel memory.
+    std::size_t max_cached_files = 8192;
+    // How long a cached file is trusted to still belong to the directory it was opened in
+    // (a renamed device, a netdev name reused by another device) before that directory is
+    // looked up again.
+    std::chrono::milliseconds directory_check_interval{1000};
+  };
+
   explicit RootedFilesystem(std::string root);
+  RootedFilesystem(std::string root, const Options& options);
+  ~RootedFilesystem() override;
+  RootedFilesystem(const RootedFilesystem&) = delete;
+  RootedFilesystem& operator=(const RootedFilesystem&) = delete;
 
   int ReadFile(std::string_view relative_path, std::string* contents) const override;
-  int ListDirectory(std::string_view relative_path,
-                    std::vector<std::string>* names) const override;
+  int ListDirectory(std::string_view relative_path, std::vector<std::string>* names) const override;
   bool IsDirectory(std::string_view relative_path) const override;
   bool Exists(std::string_view relative_path) const override;
 
   const std::string& root() const { return root_; }
+  // Descriptors currently held open by the cache (for tests and self-metrics).
+  std::size_t cached_files() const;
 
  private:
+  class FileCache;
+
+  template <typename ReadFn>
+  bool ReadCached(std::string_view key, bool directory, ReadFn read) const;
   std::string Resolve(std::string_view relative_path) const;
   std::string root_;
+  std::unique_ptr<FileCache> cache_;  // null when caching is off
 };
 
 }  // namespace rail::sysfs
