@@ -19,6 +19,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
+#include <cstdio>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -49,6 +51,21 @@ inline const TestNetwork& Network() {
 }
 
 class PrivateNetworkEnvironment : public ::testing::Environment {
+  static bool WaitOperstateUp(const std::string& device) {
+    const std::string path = "/sys/class/net/" + device + "/operstate";
+    for (int attempt = 0; attempt < 200; ++attempt) {
+      if (FILE* file = std::fopen(path.c_str(), "r")) {
+        char state[16] = {};
+        const bool up = std::fgets(state, sizeof(state), file) != nullptr &&
+                        std::strncmp(state, "up", 2) == 0;
+        std::fclose(file);
+        if (up) return true;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return false;
+  }
+
  public:
   void SetUp() override {
     TestNetwork& network = MutableNetwork();
@@ -84,6 +101,15 @@ class PrivateNetworkEnvironment : public ::testing::Environment {
     for (const std::string& command : commands) {
       if (std::system((command + " 2>&1").c_str()) != 0) {
         network.why_no_rails = "'" + command + "' failed";
+        return;
+      }
+    }
+    // A veth's carrier comes up asynchronously, and UCX ignores an interface that is not
+    // running yet; on a loaded machine that takes a moment.
+    for (const char* device : {"ux0a", "ux0b", "ux1a", "ux1b"}) {
+      if (!WaitOperstateUp(device)) {
+        network.why_no_rails = std::string(device) + " did not come up within 10 s";
+        ADD_FAILURE() << network.why_no_rails;
         return;
       }
     }
