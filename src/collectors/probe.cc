@@ -2,6 +2,7 @@
 // the result store only; a scrape never waits for a probe.
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "collectors/families.h"
 #include "collectors/registry.h"
@@ -58,13 +59,13 @@ class ProbeCollector final : public Collector {
     auto moved = detail::Gauge("rail_probe_bytes", "Payload bytes moved by the last run.");
     auto duration = detail::Gauge("rail_probe_duration_seconds",
                                   "Time the last run spent moving data, seconds.");
-    auto quantiles = detail::Gauge("rail_probe_rtt_run_seconds",
-                                   "Round-trip time (not one-way) of the last run at a quantile "
-                                   "(0 is the minimum, 1 the maximum), seconds.");
+    auto rtt_stats = detail::Gauge("rail_probe_rtt_run_seconds",
+                                   "Round-trip time (not one-way) of the last run: stat is min, "
+                                   "p50, p90, p99, p99.9 or max; seconds.");
     auto transport = detail::Gauge("rail_probe_transport_info",
                                    "A transport and device a UCX endpoint of the last run really "
                                    "used (from its lanes); value 1.");
-    auto counter_bytes = detail::Gauge("rail_probe_counter_transmit_bytes",
+    auto counter_bytes = detail::Gauge("rail_probe_rail_transmit_bytes",
                                        "Bytes the rail's own counters (port_xmit_data or netdev "
                                        "tx_bytes) counted during the run.");
     auto share = detail::Gauge("rail_share_ratio",
@@ -114,16 +115,18 @@ class ProbeCollector final : public Collector {
       }
       if (result.rtt) {
         const std::pair<const char*, double> points[] = {
-            {"0", result.rtt->min},    {"0.5", result.rtt->p50},    {"0.9", result.rtt->p90},
-            {"0.99", result.rtt->p99}, {"0.999", result.rtt->p999}, {"1", result.rtt->max}};
-        for (const auto& [quantile, value] : points) {
-          quantiles.Add(With(series, "quantile", quantile), value);
-        }
+            {"min", result.rtt->min}, {"p50", result.rtt->p50},    {"p90", result.rtt->p90},
+            {"p99", result.rtt->p99}, {"p99.9", result.rtt->p999}, {"max", result.rtt->max}};
+        for (const auto& [stat, value] : points) rtt_stats.Add(With(series, "stat", stat), value);
       }
+      std::set<std::pair<std::string, std::string>> lanes_seen;
       for (const auto& lane : result.lanes) {
+        // Several lanes (am, rma_bw, wireup) can share one transport and device.
+        if (!lanes_seen.insert({lane.transport, lane.device}).second) continue;
         transport.Add({{"kind", state.key.kind},
                        {"peer", result.peer},
                        {"rail", lane.rail.empty() ? state.key.rail : lane.rail},
+                       {"size", size},
                        {"transport", lane.transport},
                        {"device", lane.device}},
                       1);
@@ -192,7 +195,7 @@ class ProbeCollector final : public Collector {
     }
 
     for (auto* family : {&runs, &errors, &last_run, &success, &throughput, &rail_throughput, &moved,
-                         &duration, &quantiles, &transport, &counter_bytes, &share, &other, &cpu,
+                         &duration, &rtt_stats, &transport, &counter_bytes, &share, &other, &cpu,
                          &fallback_family, &efficiency, &not_striping, &peer_info, &mismatch}) {
       family->MoveTo(out);
     }

@@ -47,6 +47,12 @@ std::unique_ptr<UcxProbeSide> UcxProbeSide::Create(const UcxContextSpec& spec,
          "buffer_bytes and max_rndv_rails must be positive");
     return nullptr;
   }
+  if (spec.net_devices.size() > 1 && QuarantinedSides() >= kMaxQuarantinedSides) {
+    Fail(error_reason, error_message, "ucx:quarantine",
+         "too many multi-device UCX contexts were left behind after stalled peers (UCX 1.13 "
+         "cannot close them safely); restart the agent to run multi-rail UCX probes again");
+    return nullptr;
+  }
   std::unique_ptr<UcxProbeSide> side(new UcxProbeSide());
   side->spec_ = spec;
   side->buffer_bytes_ = buffer_bytes;
@@ -181,6 +187,17 @@ UcxProbeSide::~UcxProbeSide() {
   // (trackers, counters, receive states) is alive: closing the endpoint and destroying the
   // worker may complete requests.
   if (!worker_) return;
+  if (quarantined_) {
+    // Nothing may touch these handles again (see AbortEndpoint): leak them.
+    remote_key_.release();
+    endpoint_.Abandon();
+    rkey_buffer_.handle.release();
+    memory_.release();
+    worker_address_.handle.release();
+    worker_.release();
+    context_.release();
+    return;
+  }
   remote_key_.reset();
   endpoint_.Close(endpoint_status_ != UCS_OK, UcxEndpoint::kDefaultCloseLimit);
   CancelTagReceive(&ping_);
@@ -340,7 +357,24 @@ void UcxProbeSide::CancelTagReceive(TagReceiveState* state) {
   state->done = false;
 }
 
+namespace {
+std::atomic<int> quarantined_sides{0};
+}  // namespace
+
+int UcxProbeSide::QuarantinedSides() {
+  return quarantined_sides.load();
+}
+
 void UcxProbeSide::AbortEndpoint() {
+  if (spec_.net_devices.size() > 1) {
+    quarantined_ = true;
+    ++quarantined_sides;
+    endpoint_.Abandon();
+    remote_key_.release();
+    remote_address_ = 0;
+    remote_bytes_ = 0;
+    return;
+  }
   // Forced close first: it completes every request still in UCX's hands (some use the remote
   // key), then the key can go.
   endpoint_.Close(/*force=*/true, UcxEndpoint::kDefaultCloseLimit);

@@ -113,6 +113,8 @@ class UcxEndpoint {
   ucp_ep_h get() const noexcept { return endpoint_; }
   explicit operator bool() const noexcept { return endpoint_ != nullptr; }
   void MarkFailed() noexcept { failed_ = true; }
+  // Forgets the endpoint without closing it (see UcxProbeSide's quarantine).
+  void Abandon() noexcept { endpoint_ = nullptr; }
 
   // Closes now (no-op when empty). Outstanding operations complete (flush) or complete with
   // UCS_ERR_CANCELED (force) before this returns, unless `limit` passes first, in which case the
@@ -176,6 +178,9 @@ class UcxProbeSide {
                                               std::string* error_reason,
                                               std::string* error_message);
   ~UcxProbeSide();
+  // Multi-device sides leaked by the quarantine above, since the process started.
+  static int QuarantinedSides();
+  static constexpr int kMaxQuarantinedSides = 4;
   UcxProbeSide(const UcxProbeSide&) = delete;
   UcxProbeSide& operator=(const UcxProbeSide&) = delete;
 
@@ -317,6 +322,12 @@ class UcxProbeSide {
                        std::chrono::steady_clock::time_point* echoed_at, std::string* message);
   // Closes the endpoint by force so that UCX completes every request it holds.
   void AbortEndpoint();
+  // UCX 1.13.1 aborts the process (an assertion in ucp_request_send_state_ff, removed upstream
+  // in openucx/ucx#8175) when an endpoint with several lanes is force-closed while operations
+  // are posted to a peer that stopped progressing. Such a side is quarantined instead: its
+  // handles are never closed nor progressed again and are leaked when it is destroyed. The
+  // number of quarantined sides is bounded; past it, multi-device sides are refused.
+  bool quarantined_ = false;
   bool CheckReadyToInitiate(bool needs_remote_memory, std::size_t message_bytes,
                             std::string* reason, std::string* message) const;
   void EchoCompletedPing();

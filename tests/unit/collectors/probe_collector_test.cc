@@ -99,8 +99,8 @@ TEST_F(ProbeCollectorTest, RttHistogramAndQuantiles) {
   store_.Record(result, minutes(5));
   store_.Record(result, minutes(5));
   const auto families = set_->Collect();
-  EXPECT_EQ(Sample(families, "rail_probe_rtt_run_seconds", {{"quantile", "0"}}), 10e-6);
-  EXPECT_EQ(Sample(families, "rail_probe_rtt_run_seconds", {{"quantile", "1"}}), 50e-6);
+  EXPECT_EQ(Sample(families, "rail_probe_rtt_run_seconds", {{"stat", "min"}}), 10e-6);
+  EXPECT_EQ(Sample(families, "rail_probe_rtt_run_seconds", {{"stat", "max"}}), 50e-6);
   EXPECT_EQ(SampleCount(families, "rail_probe_throughput_bytes_per_second"), 0u)
       << "a latency probe has no throughput";
   const auto text = test::Serialize(families);
@@ -139,8 +139,8 @@ TEST_F(ProbeCollectorTest, CountersOfRailsTheRunDidNotUseAreNotSeriesOfTheirOwn)
     store_.Record(result, minutes(5));
   }
   const auto families = set_->Collect();
-  EXPECT_EQ(SampleCount(families, "rail_probe_counter_transmit_bytes"), 2u);
-  EXPECT_EQ(Sample(families, "rail_probe_counter_transmit_bytes", {{"rail", "rail1"}}), 200);
+  EXPECT_EQ(SampleCount(families, "rail_probe_rail_transmit_bytes"), 2u);
+  EXPECT_EQ(Sample(families, "rail_probe_rail_transmit_bytes", {{"rail", "rail1"}}), 200);
   EXPECT_EQ(Sample(families, "rail_probe_other_rails_transmit_bytes", {{"rail", "rail0"}}), 7);
 }
 

@@ -259,15 +259,15 @@ TEST_F(TcpProbeTest, CountersOfOtherRailsAreReportedPerRail) {
   EXPECT_EQ(result.bytes_on_other_rails, 1010u);
 }
 
-TEST(ProbeFactory, MakesTcpKindsOnly) {
+TEST(ProbeFactory, MapsTcpKindsOntoLocalRails) {
   EXPECT_NE(MakeProbe(ProbeKind::kTcpThroughput), nullptr);
   EXPECT_EQ(MakeProbe(ProbeKind::kTcpRtt)->kind(), ProbeKind::kTcpRtt);
-  EXPECT_EQ(MakeProbe(ProbeKind::kUcxThroughput), nullptr);
   const auto factory = MakeProbeHandlerFactory({LoopbackRail("r0")});
   EXPECT_NE(factory("tcp_throughput", "r0"), nullptr);
   EXPECT_NE(factory("tcp_rtt", "r0"), nullptr);
   EXPECT_EQ(factory("tcp_rtt", "r1"), nullptr);
-  EXPECT_EQ(factory("ucx_rtt", "r0"), nullptr);
+  EXPECT_EQ(factory("tcp_rtt", "r0,r1"), nullptr) << "rail lists are for multi-rail kinds";
+  EXPECT_EQ(factory("no_such_kind", "r0"), nullptr);
 }
 
 }  // namespace

@@ -1,0 +1,87 @@
+// The responder's half of the UCX kinds. Setup runs on the control session's thread, Serve on the
+// session's serving thread, Report on the session thread after Serve returned: the side is handed
+// from thread to thread but never used by two at once, as its serialized worker requires.
+#include <algorithm>
+
+#include "rail/peer/encoding.h"
+#include "rail/probe/ucx.h"
+#include "ucx_probe_run.h"
+
+namespace rail::probe {
+
+using nlohmann::json;
+
+bool UcxHandler::Setup(const peer::ProbeSetup& request, json* reply_fields, std::string* reason,
+                       std::string* message) {
+  const double cpu_start = ThreadCpuSeconds();
+  if (rails_.empty()) {
+    *reason = "unknown_kind";
+    *message = "no local rail for this probe";
+    return false;
+  }
+  if (request.ucx_worker_address.empty()) {
+    *reason = "malformed";
+    *message = std::string(ProbeKindName(kind_)) + " needs the initiator's ucx_worker_address";
+    return false;
+  }
+  // FromJson guarantees at least one size, each positive.
+  const std::uint64_t size =
+      *std::max_element(request.message_sizes_bytes.begin(), request.message_sizes_bytes.end());
+  if (size > kUcxMaxMessageBytes) {
+    *reason = "limit";
+    *message = "message size " + std::to_string(size) + " exceeds this responder's " +
+               std::to_string(kUcxMaxMessageBytes) + " bytes";
+    return false;
+  }
+  // The initiator's UCX_TLS does not travel: the default keeps memory transports out, and the
+  // initiator's worker address offers only the transports it chose anyway.
+  const UcxContextSpec spec = detail::UcxSpecFor(rails_, "");
+  std::string ucx_reason;
+  std::string ucx_message;
+  side_ = UcxProbeSide::Create(spec, static_cast<std::size_t>(size), &ucx_reason, &ucx_message);
+  // The peer sees a known token ("setup"); the UCX status travels in the message.
+  if (!side_) {
+    *reason = "setup";
+    *message = ucx_reason + ": responder's UCX side over '" + detail::JoinRailNames(rails_) +
+               "': " + ucx_message;
+    return false;
+  }
+  if (!side_->Connect(request.ucx_worker_address, &ucx_reason, &ucx_message)) {
+    *reason = ucx_reason == "invalid_blob" ? "malformed" : "setup";
+    *message = ucx_reason + ": connecting to the initiator's worker: " + ucx_message;
+    side_.reset();
+    return false;
+  }
+  json devices = json::array();
+  for (const std::string& device : spec.net_devices) devices.push_back(device);
+  (*reply_fields)["ucx_worker_address"] = peer::Base64Encode(side_->WorkerAddress());
+  (*reply_fields)["ucx_rkey"] = peer::Base64Encode(side_->PackedRkey());
+  (*reply_fields)["buffer_address"] = side_->BufferAddress();
+  (*reply_fields)["buffer_bytes"] = side_->BufferBytes();
+  (*reply_fields)["devices"] = std::move(devices);
+  cpu_seconds_ += ThreadCpuSeconds() - cpu_start;
+  return true;
+}
+
+void UcxHandler::Serve(const std::atomic<bool>& stop) {
+  if (!side_) return;
+  const double cpu_start = ThreadCpuSeconds();
+  side_->Serve(stop, kUcxServeBusyUntilIdle);
+  // The initiator closed its endpoint politely before probe_done (that needed this side's
+  // progress); this side's close needs nothing from the peer when forced.
+  side_->Disconnect(UcxProbeSide::CloseMode::kForce);
+  counters_ = side_->Counters();
+  cpu_seconds_ += ThreadCpuSeconds() - cpu_start;
+}
+
+json UcxHandler::Report() {
+  json report{{"cpu_seconds", cpu_seconds_},
+              {"pings_echoed", counters_.pings_echoed},
+              {"am_messages", counters_.am_messages},
+              {"am_bytes", counters_.am_bytes},
+              {"errors", counters_.errors}};
+  if (!counters_.last_error.empty()) report["last_error"] = counters_.last_error;
+  return report;
+}
+
+}  // namespace rail::probe
