@@ -1,6 +1,9 @@
+#include <poll.h>
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <optional>
 
 #include "probe_run.h"
 #include "rail/probe/tcp.h"
@@ -17,6 +20,9 @@ constexpr std::size_t kReceiveBufferBytes = 256 * 1024;
 // After `stop`, what is already in flight is still counted (the initiator closed its streams
 // before sending probe_done, so their end is near), but for no longer than this.
 constexpr std::chrono::milliseconds kDrainLimit{1000};
+// poll() waits at most this long, so that `stop` and idle streams are noticed in time.
+constexpr std::chrono::milliseconds kPollSlice{20};
+constexpr int kReadsPerWakeup = 8;
 
 }  // namespace
 
@@ -40,58 +46,93 @@ bool TcpSinkHandler::Setup(const peer::ProbeSetup& request, json* reply_fields, 
 void TcpSinkHandler::Serve(const std::atomic<bool>& stop) {
   const double cpu_start = detail::CpuSecondsOfThisThread();
   streams_.assign(streams_wanted_, Stream{});
-  {
-    detail::JoiningThreads receivers;
-    for (unsigned i = 0; i < streams_wanted_ && listener_; ++i) {
-      peer::UniqueFd socket = detail::AcceptUntilStopped(listener_.get(), stop);
-      if (!socket) break;
-      ++streams_accepted_;
-      receivers.Start([this, i, &stop, socket = std::move(socket)]() mutable {
-        Receive(std::move(socket), &streams_[i], stop);
-      });
+  std::vector<peer::UniqueFd> sockets;  // sockets[i] receives streams_[i]; empty once ended
+  std::vector<char> buffer(kReceiveBufferBytes);
+  std::vector<pollfd> ready;
+  std::vector<std::size_t> polled;  // index into sockets of ready[i]; ~0 for the listener
+  std::optional<Clock::time_point> stop_seen;
+  while (true) {
+    const Clock::time_point now = Clock::now();
+    if (stop.load() && !stop_seen) {
+      stop_seen = now;
+      listener_.reset();  // no stream beyond those accepted
     }
-    listener_.reset();  // no stream beyond those requested
+    if (stop_seen && now - *stop_seen > kDrainLimit) break;
+    ready.clear();
+    polled.clear();
+    if (listener_ && sockets.size() < streams_wanted_) {
+      ready.push_back(pollfd{listener_.get(), POLLIN, 0});
+      polled.push_back(~std::size_t{0});
+    } else {
+      listener_.reset();  // no stream beyond those requested
+    }
+    for (std::size_t i = 0; i < sockets.size(); ++i) {
+      if (!sockets[i]) continue;
+      // After stop, a whole slice without data means nothing more is in flight on the stream.
+      const Clock::time_point idle_since =
+          stop_seen ? std::max(*stop_seen, streams_[i].last_byte) : now;
+      if (now - idle_since >= detail::kTcpSlice) {
+        sockets[i].reset();
+        continue;
+      }
+      ready.push_back(pollfd{sockets[i].get(), POLLIN, 0});
+      polled.push_back(i);
+    }
+    if (ready.empty()) break;
+    const int events = poll(ready.data(), ready.size(), static_cast<int>(kPollSlice.count()));
+    if (events < 0 && errno != EINTR) break;
+    for (std::size_t r = 0; events > 0 && r < ready.size(); ++r) {
+      if (ready[r].revents == 0) continue;
+      if (polled[r] != ~std::size_t{0}) {
+        if (!ReceiveReady(&sockets[polled[r]], &streams_[polled[r]], &buffer)) {
+          sockets[polled[r]].reset();
+        }
+        continue;
+      }
+      peer::UniqueFd socket(
+          accept4(listener_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
+      if (!socket && (detail::IsRetryable(errno) || errno == ECONNABORTED)) continue;
+      if (!socket) {
+        listener_.reset();
+        continue;
+      }
+      sockets.push_back(std::move(socket));
+      ++streams_accepted_;
+    }
   }
+  sockets.clear();
+  listener_.reset();
   serve_cpu_seconds_ = detail::CpuSecondsOfThisThread() - cpu_start;
 }
 
-void TcpSinkHandler::Receive(peer::UniqueFd socket, Stream* stream, const std::atomic<bool>& stop) {
-  const double cpu_start = detail::CpuSecondsOfThisThread();
-  std::vector<char> buffer(kReceiveBufferBytes);
-  std::optional<Clock::time_point> stop_seen;
-  while (true) {
-    if (stop.load() && !stop_seen) stop_seen = Clock::now();
-    if (stop_seen && Clock::now() - *stop_seen > kDrainLimit) break;
-    const ssize_t received = recv(socket.get(), buffer.data(), buffer.size(), 0);
-    if (received > 0) {
-      const Clock::time_point now = Clock::now();
-      if (stream->bytes == 0) stream->first_byte = now;
-      stream->last_byte = now;
-      stream->bytes += static_cast<std::uint64_t>(received);
-      // Over the budget the peer declared: stop reading; closing tells the sender.
-      if (total_bytes_.fetch_add(static_cast<std::uint64_t>(received)) +
-              static_cast<std::uint64_t>(received) >
-          max_bytes_) {
-        break;
-      }
-      continue;
-    }
-    if (received == 0) break;  // the sender closed: all its bytes are counted
-    if (!detail::IsRetryable(errno)) break;
-    if (stop_seen) break;  // a whole slice without data after stop: nothing more in flight
+// Reads what one ready stream holds (a bounded number of reads, so that no stream starves the
+// others); false once the stream has ended: closed by the sender, failed, or over the budget.
+bool TcpSinkHandler::ReceiveReady(peer::UniqueFd* socket, Stream* stream,
+                                  std::vector<char>* buffer) {
+  for (int read = 0; read < kReadsPerWakeup; ++read) {
+    const ssize_t received = recv(socket->get(), buffer->data(), buffer->size(), 0);
+    if (received == 0) return false;  // the sender closed: all its bytes are counted
+    if (received < 0) return detail::IsRetryable(errno);
+    const Clock::time_point now = Clock::now();
+    if (stream->bytes == 0) stream->first_byte = now;
+    stream->last_byte = now;
+    stream->bytes += static_cast<std::uint64_t>(received);
+    total_bytes_ += static_cast<std::uint64_t>(received);
+    // Over the budget the peer declared: stop reading; closing tells the sender.
+    if (total_bytes_ > max_bytes_) return false;
+    if (static_cast<std::size_t>(received) < buffer->size()) return true;  // drained
   }
-  stream->cpu_seconds = detail::CpuSecondsOfThisThread() - cpu_start;
+  return true;
 }
 
 json TcpSinkHandler::Report() {
   std::uint64_t bytes = 0;
-  double cpu_seconds = serve_cpu_seconds_;
+  const double cpu_seconds = serve_cpu_seconds_;
   std::optional<Clock::time_point> first;
   std::optional<Clock::time_point> last;
   json stream_bytes = json::array();
   for (const Stream& stream : streams_) {
     bytes += stream.bytes;
-    cpu_seconds += stream.cpu_seconds;
     stream_bytes.push_back(stream.bytes);
     if (stream.bytes == 0) continue;
     first = first ? std::min(*first, stream.first_byte) : stream.first_byte;

@@ -1,6 +1,7 @@
-// Socket mechanics shared by the TCP probes and their responder halves. Data sockets are blocking
-// (one thread each, like iperf3) but every send/recv returns within kTcpSlice, so that a stop
-// flag or a deadline is noticed without busy-polling.
+// Socket mechanics shared by the TCP probes and their responder halves. tcp_rtt and its echo use
+// blocking data sockets whose every send/recv returns within kTcpSlice, so that a stop flag or a
+// deadline is noticed without busy-polling; tcp_throughput and its sink switch their sockets to
+// non-blocking and serve every stream from one thread with poll(), waiting at most kTcpSlice.
 #pragma once
 
 #include <atomic>

@@ -1,3 +1,4 @@
+#include <poll.h>
 #include <sys/socket.h>
 
 #include <algorithm>
@@ -16,48 +17,108 @@ using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
 struct SenderStream {
-  peer::UniqueFd socket;
+  peer::UniqueFd socket;     // non-blocking
   std::uint64_t budget = 0;  // this stream's share of the probe's byte budget
   std::uint64_t bytes = 0;   // accepted by send()
-  double cpu_seconds = 0;
+  bool done = false;
   Clock::time_point finished;
   std::string error_reason;
   std::string error_message;
 };
 
-// One stream's thread: blocking sends of `buffer` until `end`, the budget, the deadline or
-// cancellation; then the write side is shut so the receiver sees the end of the stream.
-void SendUntil(SenderStream* stream, const std::vector<char>& buffer, Clock::time_point end,
-               const detail::ProbeDeadline& deadline) {
-  const double cpu_start = detail::CpuSecondsOfThisThread();
-  while (stream->bytes < stream->budget) {
-    if (Clock::now() >= end) break;
-    if (deadline.Expired()) {
-      stream->error_reason = "timeout";
-      stream->error_message = "probe timeout passed while sending";
-      break;
+// Ends a stream: its write side is shut so the receiver sees the end of the stream.
+void Finish(SenderStream* stream, std::string reason = {}, std::string message = {}) {
+  shutdown(stream->socket.get(), SHUT_WR);
+  stream->done = true;
+  stream->finished = Clock::now();
+  stream->error_reason = std::move(reason);
+  stream->error_message = std::move(message);
+}
+
+// Rounds of one send per writable stream after each poll(), as iperf3's multisend: a stream
+// whose receiver keeps up is never full, so it must not keep the thread to itself.
+constexpr int kSendRounds = 8;
+
+enum class SendOutcome { kMore, kFull, kEnded, kTimeUp };
+
+// One send of `buffer` (or what is left of the stream's budget) on a writable stream.
+SendOutcome SendOnce(SenderStream* stream, const std::vector<char>& buffer, Clock::time_point end) {
+  if (stream->bytes >= stream->budget) {
+    Finish(stream);
+    return SendOutcome::kEnded;
+  }
+  if (Clock::now() >= end) return SendOutcome::kTimeUp;
+  const std::size_t chunk = static_cast<std::size_t>(
+      std::min<std::uint64_t>(buffer.size(), stream->budget - stream->bytes));
+  const ssize_t sent = send(stream->socket.get(), buffer.data(), chunk, MSG_NOSIGNAL);
+  if (sent > 0) {
+    stream->bytes += static_cast<std::uint64_t>(sent);
+    if (stream->bytes >= stream->budget) {
+      Finish(stream);
+      return SendOutcome::kEnded;
     }
-    if (deadline.Cancelled()) {
-      stream->error_reason = "cancelled";
-      stream->error_message = "probe cancelled";
-      break;
+    return static_cast<std::size_t>(sent) < chunk ? SendOutcome::kFull : SendOutcome::kMore;
+  }
+  if (sent < 0 && detail::IsRetryable(errno)) return SendOutcome::kFull;
+  Finish(stream, "stream", std::string("send failed: ") + std::strerror(errno));
+  return SendOutcome::kEnded;
+}
+
+// Sends on every stream from this one thread (like iperf3 3.12): poll() for writable streams
+// and send to those in rounds, until `end`, every budget, the deadline or cancellation; the wait is
+// at most kTcpSlice, so that cancellation is noticed while every send buffer is full.
+void SendAll(std::vector<SenderStream>* streams, const std::vector<char>& buffer,
+             Clock::time_point end, const detail::ProbeDeadline& deadline) {
+  std::vector<pollfd> ready;
+  std::vector<SenderStream*> polled;
+  while (true) {
+    const Clock::time_point now = Clock::now();
+    const char* reason = nullptr;
+    const char* message = nullptr;
+    if (now >= end) {
+      reason = "";
+    } else if (deadline.Expired()) {
+      reason = "timeout";
+      message = "probe timeout passed while sending";
+    } else if (deadline.Cancelled()) {
+      reason = "cancelled";
+      message = "probe cancelled";
     }
-    const std::size_t chunk = static_cast<std::size_t>(
-        std::min<std::uint64_t>(buffer.size(), stream->budget - stream->bytes));
-    const ssize_t sent = send(stream->socket.get(), buffer.data(), chunk, MSG_NOSIGNAL);
-    if (sent > 0) {
-      stream->bytes += static_cast<std::uint64_t>(sent);
-    } else if (sent < 0 && detail::IsRetryable(errno)) {
-      continue;  // a slice passed with the send buffer full
-    } else {
-      stream->error_reason = "stream";
-      stream->error_message = std::string("send failed: ") + std::strerror(errno);
-      break;
+    ready.clear();
+    polled.clear();
+    for (SenderStream& stream : *streams) {
+      if (stream.done) continue;
+      if (reason != nullptr) {
+        Finish(&stream, reason, message == nullptr ? "" : message);
+        continue;
+      }
+      ready.push_back(pollfd{stream.socket.get(), POLLOUT, 0});
+      polled.push_back(&stream);
+    }
+    if (polled.empty()) return;
+    const auto wait = std::chrono::ceil<std::chrono::milliseconds>(
+        std::min<Clock::duration>(end - now, detail::kTcpSlice));
+    const int events = poll(ready.data(), ready.size(), static_cast<int>(wait.count()));
+    if (events < 0 && errno != EINTR) {
+      const std::string error = std::string("poll failed: ") + std::strerror(errno);
+      for (SenderStream* stream : polled) Finish(stream, "stream", error);
+      return;
+    }
+    if (events <= 0) continue;
+    std::size_t writable = 0;  // the streams poll() reported, moved to the front of `polled`
+    for (std::size_t i = 0; i < ready.size(); ++i) {
+      if (ready[i].revents != 0) polled[writable++] = polled[i];
+    }
+    for (int round = 0; round < kSendRounds && writable > 0; ++round) {
+      std::size_t kept = 0;
+      for (std::size_t i = 0; i < writable; ++i) {
+        const SendOutcome outcome = SendOnce(polled[i], buffer, end);
+        if (outcome == SendOutcome::kTimeUp) break;  // the loop's top ends every stream
+        if (outcome == SendOutcome::kMore) polled[kept++] = polled[i];
+      }
+      writable = Clock::now() >= end ? 0 : kept;
     }
   }
-  shutdown(stream->socket.get(), SHUT_WR);
-  stream->finished = Clock::now();
-  stream->cpu_seconds = detail::CpuSecondsOfThisThread() - cpu_start;
 }
 
 std::optional<std::string> Validate(const ProbeParams& params) {
@@ -115,6 +176,11 @@ ProbeResult TcpThroughputProbe::Run(const ProbeParams& params, const ProbeContex
       break;
     }
     stream.socket = std::move(*socket);
+    if (!peer::SetBlocking(stream.socket.get(), false)) {
+      detail::SetFailure(&result, "io",
+                         std::string("data stream: cannot configure: ") + std::strerror(errno));
+      break;
+    }
     stream.budget = kTcpThroughputMaxBytes / params.streams;
   }
 
@@ -123,17 +189,11 @@ ProbeResult TcpThroughputProbe::Run(const ProbeParams& params, const ProbeContex
   double sending_seconds = 0;
   if (result.error_reason.empty()) {
     const Clock::time_point end = std::min(start + params.duration, deadline.deadline());
-    detail::JoiningThreads senders;
-    for (SenderStream& stream : streams) {
-      senders.Start(
-          [&stream, &buffer, end, &deadline] { SendUntil(&stream, buffer, end, deadline); });
-    }
-    senders.JoinAll();
+    SendAll(&streams, buffer, end, deadline);
     Clock::time_point finished = start;
     for (const SenderStream& stream : streams) {
       finished = std::max(finished, stream.finished);
       result.bytes_sent += stream.bytes;
-      result.local_cpu_seconds += stream.cpu_seconds;
       if (!stream.error_reason.empty()) {
         detail::SetFailure(&result, stream.error_reason, stream.error_message);
       }

@@ -2,11 +2,15 @@
 //
 // tcp_throughput (like `iperf3 -P N`): the initiator connects `params.streams` streams from the
 // rail's local IPv4 (and SO_BINDTODEVICE to its netdev, which may be a bond, when permitted) to
-// the sink the responder opened on its rail, and each stream's thread sends a buffer of
-// message_sizes_bytes[0] with blocking send() until params.duration has passed or the probe's
-// byte budget (kTcpThroughputMaxBytes) is spent. The reported throughput is the RECEIVER's byte
-// count divided by the receiver's active time (first to last byte received), both from the
-// peer's probe_report, as iperf3's receiver line; the sender's count is kept in bytes_sent.
+// the sink the responder opened on its rail, then ONE thread (like iperf3 3.12) sends on every
+// stream: the data sockets are non-blocking, poll() reports the writable ones and each takes
+// buffers of message_sizes_bytes[0] until its send buffer is full, until params.duration has
+// passed or the probe's byte budget (kTcpThroughputMaxBytes, split evenly among the streams) is
+// spent. The responder's sink likewise accepts and receives every stream from the one thread
+// that runs Serve, with poll(), counting bytes and first/last byte times per stream. The reported
+// throughput is the RECEIVER's byte count divided by the receiver's active time (first to last byte
+// received), both from the peer's probe_report, as iperf3's receiver line; the sender's count is
+// kept in bytes_sent.
 //
 // tcp_rtt (like `sockperf ping-pong`): one stream with TCP_NODELAY; the initiator sends a
 // message of message_sizes_bytes[0] (default 8 B) and waits for its echo; every sample is a full
@@ -17,7 +21,8 @@
 // after; result.counters lists the probed rails first (share = of the probed rails' transmitted
 // bytes), then every other readable rail (share 0), e.g. the slaves of a probed bond;
 // bytes_on_other_rails sums the latter's transmitted bytes. local_cpu_seconds is the CPU time of
-// the probe's threads (CLOCK_THREAD_CPUTIME_ID), peer_cpu_seconds the responder's own count.
+// the probe's thread (CLOCK_THREAD_CPUTIME_ID; one thread however many streams),
+// peer_cpu_seconds the responder's own count (likewise its one serving thread).
 // params.timeout ends the probe whatever happens; every failure sets error_reason (connect and
 // control-channel tokens of rail/peer/connection.h and client.h, plus "invalid_argument",
 // "cancelled", "stream") and error_message.
@@ -72,18 +77,17 @@ class TcpSinkHandler final : public peer::ProbeSessionHandler {
  private:
   struct Stream {
     std::uint64_t bytes = 0;
-    double cpu_seconds = 0;
     std::chrono::steady_clock::time_point first_byte;
     std::chrono::steady_clock::time_point last_byte;
   };
-  void Receive(peer::UniqueFd socket, Stream* stream, const std::atomic<bool>& stop);
+  bool ReceiveReady(peer::UniqueFd* socket, Stream* stream, std::vector<char>* buffer);
 
   ProbeRail rail_;
   peer::UniqueFd listener_;
   unsigned streams_wanted_ = 1;
   std::uint64_t max_bytes_ = 0;
-  std::atomic<std::uint64_t> total_bytes_{0};
-  std::vector<Stream> streams_;  // sized in Serve before any receiver starts
+  std::uint64_t total_bytes_ = 0;
+  std::vector<Stream> streams_;  // sized in Serve before any stream is accepted
   unsigned streams_accepted_ = 0;
   double serve_cpu_seconds_ = 0;
 };
