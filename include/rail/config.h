@@ -35,7 +35,7 @@ struct ResponderConfig {
   bool insecure = false;                     // responder.insecure: accept peers without a secret
   std::size_t max_frame_bytes = 64 * 1024;   // responder.limits.max_frame_bytes
   std::size_t max_concurrent_sessions = 16;  // responder.limits.max_concurrent_sessions
-  std::uint64_t max_bytes_per_probe = std::uint64_t{16} << 30;  // .limits.max_bytes_per_probe
+  std::uint64_t max_bytes_per_probe = std::uint64_t{64} << 30;  // .limits.max_bytes_per_probe
   double max_seconds_per_probe = 30;        // responder.limits.max_seconds_per_probe
   double probes_per_minute_per_peer = 60;   // responder.limits.probes_per_minute_per_peer
   std::uint32_t probe_burst_per_peer = 10;  // responder.limits.probe_burst_per_peer

@@ -19,7 +19,7 @@ namespace rail::peer {
 struct Limits {
   std::size_t max_frame_bytes = kDefaultMaxFrameBytes;
   std::size_t max_concurrent_sessions = 16;
-  std::uint64_t max_bytes_per_probe = std::uint64_t{16} << 30;  // 16 GiB: ~1.3 s at 100 Gbit/s
+  std::uint64_t max_bytes_per_probe = std::uint64_t{64} << 30;  // 64 GiB: ~5 s at 100 Gbit/s
   double max_seconds_per_probe = 30;
   // Sustained rate of probe setups one peer may make, and how many it may make back to back
   // (several kinds and rails falling due together). In any window of T seconds a peer gets at

@@ -43,8 +43,8 @@
 namespace rail::probe {
 
 // A throughput probe ends after its duration or after this many bytes, whichever comes first:
-// the responder's default limit on bytes per probe (limits.h), ~1.4 s at 100 Gbit/s.
-inline constexpr std::uint64_t kTcpThroughputMaxBytes = std::uint64_t{16} << 30;
+// the responder's default limit on bytes per probe (limits.h), ~5.5 s at 100 Gbit/s.
+inline constexpr std::uint64_t kTcpThroughputMaxBytes = std::uint64_t{64} << 30;
 inline constexpr std::uint64_t kTcpMaxSendBufferBytes = std::uint64_t{16} << 20;
 inline constexpr unsigned kTcpRttWarmupRoundTrips = 16;
 inline constexpr std::uint64_t kTcpRttMaxRoundTrips = 1'000'000;

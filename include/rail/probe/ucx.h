@@ -58,7 +58,7 @@ namespace rail::probe {
 inline constexpr const char* kUcxDefaultTransports = "^sm";
 // A throughput probe declares this many bytes (the responder's default limit per probe); UCX
 // operations are bounded by the duration, not by a byte count.
-inline constexpr std::uint64_t kUcxThroughputMaxBytes = std::uint64_t{16} << 30;
+inline constexpr std::uint64_t kUcxThroughputMaxBytes = std::uint64_t{64} << 30;
 // The largest message (and so registered buffer) either side accepts.
 inline constexpr std::uint64_t kUcxMaxMessageBytes = std::uint64_t{256} << 20;
 inline constexpr std::size_t kUcxRttMaxRoundTrips = 1'000'000;
