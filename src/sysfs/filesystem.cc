@@ -21,6 +21,8 @@
 #include <utility>
 #include <vector>
 
+#include "sysfs/file_io.h"
+
 // Why files are kept open, and what keeps the answers right.
 //
 // A scrape of a large host reads ~4,000 files. open()+read()+close() of a sysfs attribute costs
@@ -59,226 +61,24 @@
 // read are never cached, so they cost a full open every time, as before.
 
 namespace rail::sysfs {
-namespace {
-
-// Owns one file descriptor.
-class UniqueFd {
- public:
-  UniqueFd() = default;
-  explicit UniqueFd(int fd) : fd_(fd) {}
-  UniqueFd(UniqueFd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
-  UniqueFd& operator=(UniqueFd&& other) noexcept {
-    if (this != &other) {
-      Reset();
-      fd_ = std::exchange(other.fd_, -1);
-    }
-    return *this;
-  }
-  UniqueFd(const UniqueFd&) = delete;
-  UniqueFd& operator=(const UniqueFd&) = delete;
-  ~UniqueFd() { Reset(); }
-
-  int get() const { return fd_; }
-  explicit operator bool() const { return fd_ >= 0; }
-  void Reset() {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-  }
-
- private:
-  int fd_ = -1;
-};
-
-// What a read of the file means, decided once per open.
-enum class FileKind : std::uint8_t {
-  kSysfs,      // a kernfs attribute: one show() per read, so a short read is the whole value
-  kRegular,    // a plain file (fixture trees): a short read is the end of the file too
-  kProcfs,     // seq_file records: a short read is not the end, only a read of 0 is
-  kOther,      // anything else: read to the end, never cached
-  kDirectory,  // listed with getdents64() from offset 0, which lists it as it is now
-};
-
-std::string_view StripSlashes(std::string_view path) {
-  while (!path.empty() && path.front() == '/') path.remove_prefix(1);
-  while (!path.empty() && path.back() == '/') path.remove_suffix(1);
-  return path;
-}
-
-std::string_view ParentOf(std::string_view relative) {
-  const std::size_t slash = relative.rfind('/');
-  return slash == std::string_view::npos ? std::string_view() : relative.substr(0, slash);
-}
-
-// Builds root/relative into a caller buffer: no heap allocation per path on the read path.
-// False when the path does not fit.
-bool BuildPath(const std::string& root, std::string_view relative, char (&out)[PATH_MAX]) {
-  relative = StripSlashes(relative);
-  const std::size_t total = root.size() + 1 + relative.size();
-  if (total >= PATH_MAX) return false;
-  std::memcpy(out, root.data(), root.size());
-  std::size_t used = root.size();
-  // An empty root stands for "/", so the bare root resolves to "/" too.
-  if (!relative.empty() || used == 0) out[used++] = '/';
-  std::memcpy(out + used, relative.data(), relative.size());
-  used += relative.size();
-  out[used] = '\0';
-  return true;
-}
-
-// Returns 0 or an errno value.
-int OpenReadOnly(const char* path, int flags, UniqueFd* out) {
-  int fd;
-  do {
-    fd = ::open(path, O_RDONLY | O_CLOEXEC | flags);
-  } while (fd < 0 && errno == EINTR);
-  if (fd < 0) return errno;
-  *out = UniqueFd(fd);
-  return 0;
-}
-
-FileKind Classify(int fd) {
-  struct statfs fs;
-  if (::fstatfs(fd, &fs) == 0) {
-    if (fs.f_type == SYSFS_MAGIC) return FileKind::kSysfs;
-    if (fs.f_type == PROC_SUPER_MAGIC) return FileKind::kProcfs;
-  }
-  struct stat st;
-  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) return FileKind::kRegular;
-  return FileKind::kOther;
-}
-
-// Appends the file from `offset` on, up to its end as `kind` tells it. Returns 0 or an errno
-// value, with `contents` cleared; errors such as EINVAL arrive here, not at open(). sysfs
-// reports st_size 4096 whatever an attribute holds, so no fstat(): for sysfs one pread() is the
-// whole value unless it filled the buffer.
-int ReadFrom(int fd, FileKind kind, off_t offset, std::string* contents) {
-  char buffer[4096];  // one page, the most a sysfs attribute can hold
-  for (;;) {
-    const ssize_t n = ::pread(fd, buffer, sizeof(buffer), offset);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      const int error = errno;
-      contents->clear();
-      return error;
-    }
-    if (n == 0) return 0;
-    contents->append(buffer, static_cast<std::size_t>(n));
-    offset += n;
-    if (static_cast<std::size_t>(n) < sizeof(buffer) && kind != FileKind::kProcfs &&
-        kind != FileKind::kOther) {
-      return 0;
-    }
-  }
-}
-
-int ReadAll(int fd, FileKind kind, std::string* contents) {
-  contents->clear();
-  return ReadFrom(fd, kind, 0, contents);
-}
-
-// Lists a directory from its start, without "." and "..". Returns 0 or an errno value
-// (ENOENT for a directory deleted since it was opened). getdents64() into a buffer on the
-// stack rather than opendir(), which allocates 32 KiB per directory.
-int ReadNames(int fd, std::vector<std::string>* names) {
-  names->clear();
-  if (::lseek(fd, 0, SEEK_SET) < 0) return errno;
-  alignas(dirent64) char buffer[16384];
-  for (;;) {
-    const ssize_t n = ::getdents64(fd, buffer, sizeof(buffer));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      const int error = errno;
-      names->clear();
-      return error;
-    }
-    if (n == 0) return 0;
-    for (ssize_t offset = 0; offset < n;) {
-      const auto* entry = reinterpret_cast<const dirent64*>(buffer + offset);
-      offset += entry->d_reclen;
-      const char* name = entry->d_name;
-      if (name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0'))) continue;
-      names->emplace_back(name);
-    }
-  }
-}
-
-// What a directory path leads to.
-struct DirectoryId {
-  dev_t dev = 0;
-  ino_t ino = 0;
-  timespec ctime{};
-  bool present = false;
-
-  bool operator==(const DirectoryId& other) const {
-    return dev == other.dev && ino == other.ino && ctime.tv_sec == other.ctime.tv_sec &&
-           ctime.tv_nsec == other.ctime.tv_nsec && present == other.present;
-  }
-};
-
-struct DirectoryLook {
-  DirectoryId id;
-  bool settled = false;  // changed more than a second ago
-};
-
-// `st` is null when the path leads nowhere.
-DirectoryLook DescribeDirectory(const struct stat* st) {
-  if (st == nullptr) return {{}, true};
-  timespec now{};
-  ::clock_gettime(CLOCK_REALTIME, &now);
-  // More than one second: some filesystems keep whole seconds.
-  const bool settled = now.tv_sec - st->st_ctim.tv_sec > 1 ||
-                       (now.tv_sec - st->st_ctim.tv_sec == 1 && now.tv_nsec > st->st_ctim.tv_nsec);
-  return {{st->st_dev, st->st_ino, st->st_ctim, true}, settled};
-}
-
-DirectoryLook LookAtDirectory(const std::string& root, std::string_view relative) {
-  char path[PATH_MAX];
-  struct stat st;
-  const bool found = BuildPath(root, relative, path) && ::stat(path, &st) == 0;
-  return DescribeDirectory(found ? &st : nullptr);
-}
-
-std::int64_t CoarseNowNs() {
-  // The coarse clock is a vDSO read even where the precise one falls back to a system call,
-  // and a tick of error is nothing against a one-second interval.
-  timespec now{};
-  ::clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
-  return std::int64_t{now.tv_sec} * 1'000'000'000 + now.tv_nsec;
-}
-
-std::size_t CacheCapacity(std::size_t wanted) {
-  // Leave at least half of the descriptors to everything else the process opens (sockets of
-  // concurrent scrapes, probes).
-  rlimit limit{};
-  if (::getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
-    wanted = std::min<std::size_t>(wanted, static_cast<std::size_t>(limit.rlim_cur / 2));
-  }
-  return wanted;
-}
-
-// GID tables (gids/, gid_attrs/types/, gid_attrs/ndevs/: 3 files per slot, 128 to 255 slots per
-// port) are read once per GID refresh (30 s), not every scrape. Caching them would take more
-// descriptors than all the per-scrape counters together, pin ~4.5 KiB of kernel memory per
-// slot file, and push the counters out of the cache at every refresh.
-bool WorthCaching(std::string_view path) {
-  for (std::string_view rest = path; !rest.empty();) {
-    const std::size_t slash = rest.find('/');
-    const std::string_view component = rest.substr(0, slash);
-    if (component == "gids" || component == "gid_attrs") return false;
-    if (slash == std::string_view::npos) break;
-    rest.remove_prefix(slash + 1);
-  }
-  return true;
-}
-
-struct PathHash {
-  using is_transparent = void;
-  std::size_t operator()(std::string_view path) const {
-    return std::hash<std::string_view>{}(path);
-  }
-};
-
-}  // namespace
+using detail::BuildPath;
+using detail::CacheCapacity;
+using detail::Classify;
+using detail::CoarseNowNs;
+using detail::DescribeDirectory;
+using detail::DirectoryId;
+using detail::DirectoryLook;
+using detail::FileKind;
+using detail::LookAtDirectory;
+using detail::OpenReadOnly;
+using detail::ParentOf;
+using detail::PathHash;
+using detail::ReadAll;
+using detail::ReadFrom;
+using detail::ReadNames;
+using detail::StripSlashes;
+using detail::UniqueFd;
+using detail::WorthCaching;
 
 // The cache of open descriptors, least recently used out first. A file being read is marked
 // leased and the lock released during the read, which can be slow (mlx5 hw_counters ask the
