@@ -28,6 +28,7 @@ class Responder;
 class ReplayCache;
 }  // namespace peer
 namespace probe {
+struct ProbeRail;
 class ResultStore;
 class RailCounterReader;
 }  // namespace probe
@@ -84,6 +85,8 @@ class Agent {
   std::unique_ptr<probe::ResultStore> results_;
   std::unique_ptr<probe::RailCounterReader> counter_reader_;
   std::unique_ptr<GidCache> gid_cache_;
+  std::function<bool(const std::string&)> device_filter_;  // compiled once
+  std::vector<probe::ProbeRail> probe_rails_;  // read once at start, when probing is configured
   std::shared_ptr<CollectorSet> collectors_;
   std::unique_ptr<WebServer> web_;
   std::unique_ptr<peer::Responder> responder_;

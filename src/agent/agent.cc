@@ -30,6 +30,18 @@ std::regex CompileDeviceRegex(const std::string& pattern, const char* flag) {
   }
 }
 
+// The rails as the probes use them, read once at start.
+std::vector<probe::ProbeRail> LocalProbeRails(
+    const sysfs::Filesystem& sys, const AgentConfig& config,
+    const std::function<bool(const std::string&)>& filter) {
+  sysfs::ReadErrors errors;
+  sysfs::InfinibandReadOptions read;
+  read.counters = false;
+  read.hw_counters = false;
+  read.device_filter = filter;
+  return MakeProbeRails(DiscoverRails(sysfs::ReadInfiniband(sys, read, errors), config));
+}
+
 }  // namespace
 
 std::function<bool(const std::string&)> MakeDeviceFilter(const std::string& include,
@@ -76,8 +88,8 @@ Agent::Agent(const AgentOptions& options) : options_(options) {
   sources.proc = proc_.get();
   sources.self_proc = self_proc_.get();
   sources.config = &config_;
-  sources.infiniband.device_filter =
-      MakeDeviceFilter(options_.device_include, options_.device_exclude);
+  device_filter_ = MakeDeviceFilter(options_.device_include, options_.device_exclude);
+  sources.infiniband.device_filter = device_filter_;
   // Only what an enabled collector publishes is read: GIDs also give a rail its IPv4 (netclass
   // finds a rail's netdev through device/net/ when GIDs are not read).
   sources.infiniband.counters = Enabled(options_.collectors, "infiniband");
@@ -103,6 +115,9 @@ Agent::Agent(const AgentOptions& options) : options_(options) {
   }
   web_ = std::make_unique<WebServer>(options_.web, collectors_,
                                      [this] { return RenderLandingPage(); });
+  if (!config_.responder.listen_address.empty() || !config_.probes.empty()) {
+    probe_rails_ = LocalProbeRails(*sys_, config_, device_filter_);
+  }
   StartResponder();
   StartProbes();
   std::string ports;
@@ -139,18 +154,6 @@ peer::AgentVersions OurVersions() {
   return {build.version, build.ucx_version};
 }
 
-// The rails as the probes use them, read once at start.
-std::vector<probe::ProbeRail> LocalProbeRails(
-    const sysfs::Filesystem& sys, const AgentConfig& config,
-    const std::function<bool(const std::string&)>& filter) {
-  sysfs::ReadErrors errors;
-  sysfs::InfinibandReadOptions read;
-  read.counters = false;
-  read.hw_counters = false;
-  read.device_filter = filter;
-  return MakeProbeRails(DiscoverRails(sysfs::ReadInfiniband(sys, read, errors), config));
-}
-
 }  // namespace
 
 void Agent::StartResponder() {
@@ -181,10 +184,8 @@ void Agent::StartResponder() {
         "responder: no responder.secret_file and no --peer.insecure: every peer will "
         "be refused");
   }
-  auto rails = LocalProbeRails(*sys_, config_,
-                               MakeDeviceFilter(options_.device_include, options_.device_exclude));
-  responder_ =
-      std::make_unique<peer::Responder>(std::move(options), probe::MakeProbeHandlerFactory(rails));
+  responder_ = std::make_unique<peer::Responder>(std::move(options),
+                                                 probe::MakeProbeHandlerFactory(probe_rails_));
   if (!responder_->Start(&error)) throw AgentError("responder: " + error);
   spdlog::info("responder listening on port {}", responder_->ListeningPort());
 }
@@ -193,12 +194,11 @@ void Agent::StartProbes() {
   if (config_.probes.empty()) return;
   if (config_.responder.listen_address.empty()) {
     // Probes need a secret, which lives in the responder section; the peers probe us back.
-    spdlog::info("probes configured without a responder section: this agent will not answer "
-                 "its peers' probes");
+    spdlog::info(
+        "probes configured without a responder section: this agent will not answer "
+        "its peers' probes");
   }
-  auto rails = LocalProbeRails(*sys_, config_,
-                               MakeDeviceFilter(options_.device_include, options_.device_exclude));
-  auto plan = PlanProbes(config_, rails);
+  auto plan = PlanProbes(config_, probe_rails_);
   auto secret = LoadSecret(config_);
   if (!secret && !(config_.responder.insecure || options_.peer_insecure)) {
     throw AgentError("probes need responder.secret_file (or --peer.insecure) to reach peers");
@@ -208,7 +208,7 @@ void Agent::StartProbes() {
   probe::ProbeContext context;
   context.connect = peer::MakePeerConnector(secret, OurVersions(), *seen_responder_nonces_);
   context.counters = counter_reader_.get();
-  context.all_rails = rails;
+  context.all_rails = probe_rails_;
   schedule::Budget budget;
   budget.max_bulk_time_fraction_per_rail = config_.budget.max_bulk_time_fraction_per_rail;
   budget.max_bytes_per_hour = config_.budget.max_bytes_per_hour;
@@ -216,7 +216,7 @@ void Agent::StartProbes() {
   runner_ = std::make_unique<ProbeRunner>(std::move(plan), budget, std::move(context), *results_);
   std::string error;
   if (!runner_->Start(&error)) throw AgentError("probes: " + error);
-  spdlog::info("scheduled {} probe job(s) over {} rail(s)", jobs, rails.size());
+  spdlog::info("scheduled {} probe job(s) over {} rail(s)", jobs, probe_rails_.size());
 }
 
 }  // namespace rail

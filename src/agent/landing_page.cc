@@ -45,7 +45,7 @@ std::string Agent::RenderLandingPage() const {
   sysfs::InfinibandReadOptions read;
   read.counters = false;
   read.hw_counters = false;
-  read.device_filter = MakeDeviceFilter(options_.device_include, options_.device_exclude);
+  read.device_filter = device_filter_;
   const auto devices = sysfs::ReadInfiniband(*sys_, read, errors);
   const auto rails = DiscoverRails(devices, config_);
   const auto& build = GetBuildInfo();

@@ -78,7 +78,6 @@ void ProbeRunner::Launch(const std::string& name) {
       results.push_back(unsupported);
     }
     for (auto& result : results) {
-      if (result.peer.empty()) result.peer = planned->job.peer;
       if (result.rails.empty()) result.rails = planned->job.rails;
       result.peer = planned->job.peer;  // the configured name, not the address
       if (result.finished_at == std::chrono::system_clock::time_point{}) {

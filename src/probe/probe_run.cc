@@ -11,12 +11,6 @@ namespace rail::probe::detail {
 
 using nlohmann::json;
 
-double CpuSecondsOfThisThread() {
-  timespec now{};
-  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now) != 0) return 0;
-  return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) * 1e-9;
-}
-
 std::chrono::milliseconds ProbeDeadline::Remaining() const {
   const auto left =
       std::chrono::ceil<std::chrono::milliseconds>(deadline_ - std::chrono::steady_clock::now());

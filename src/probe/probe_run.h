@@ -21,9 +21,6 @@
 
 namespace rail::probe::detail {
 
-// CPU time used by the calling thread so far (CLOCK_THREAD_CPUTIME_ID), in seconds.
-double CpuSecondsOfThisThread();
-
 // Threads that are always joined: by JoinAll() or, at the latest, by the destructor.
 class JoiningThreads {
  public:

@@ -45,7 +45,7 @@ bool TcpEchoHandler::Setup(const peer::ProbeSetup& request, json* reply_fields, 
 }
 
 void TcpEchoHandler::Serve(const std::atomic<bool>& stop) {
-  const double cpu_start = detail::CpuSecondsOfThisThread();
+  const double cpu_start = ThreadCpuSeconds();
   peer::UniqueFd socket;
   if (listener_) socket = detail::AcceptUntilStopped(listener_.get(), stop);
   listener_.reset();
@@ -64,7 +64,7 @@ void TcpEchoHandler::Serve(const std::atomic<bool>& stop) {
       }
     }
   }
-  cpu_seconds_ = detail::CpuSecondsOfThisThread() - cpu_start;
+  cpu_seconds_ = ThreadCpuSeconds() - cpu_start;
 }
 
 json TcpEchoHandler::Report() {

@@ -95,7 +95,7 @@ ProbeResult TcpRttProbe::Run(const ProbeParams& params, const ProbeContext& cont
     detail::SetFailure(&result, "invalid_argument", *invalid);
     return result;
   }
-  const double cpu_start = detail::CpuSecondsOfThisThread();
+  const double cpu_start = ThreadCpuSeconds();
   const detail::ProbeDeadline deadline(params.timeout, context.cancel);
   const detail::CounterCheck counters(context, params);
   const ProbeRail& rail = params.rails.front();
@@ -161,7 +161,7 @@ ProbeResult TcpRttProbe::Run(const ProbeParams& params, const ProbeContext& cont
   json report;
   const bool reported = session.Finish(measured, deadline, &report, &result);
   counters.Finish(&result);
-  result.local_cpu_seconds = detail::CpuSecondsOfThisThread() - cpu_start;
+  result.local_cpu_seconds = ThreadCpuSeconds() - cpu_start;
   if (reported) result.peer_cpu_seconds = detail::ReportNumber(report, "cpu_seconds");
   result.bytes = round_trips * size;
   result.bytes_sent = result.bytes;

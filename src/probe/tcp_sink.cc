@@ -44,7 +44,7 @@ bool TcpSinkHandler::Setup(const peer::ProbeSetup& request, json* reply_fields, 
 }
 
 void TcpSinkHandler::Serve(const std::atomic<bool>& stop) {
-  const double cpu_start = detail::CpuSecondsOfThisThread();
+  const double cpu_start = ThreadCpuSeconds();
   streams_.assign(streams_wanted_, Stream{});
   std::vector<peer::UniqueFd> sockets;  // sockets[i] receives streams_[i]; empty once ended
   std::vector<char> buffer(kReceiveBufferBytes);
@@ -102,7 +102,7 @@ void TcpSinkHandler::Serve(const std::atomic<bool>& stop) {
   }
   sockets.clear();
   listener_.reset();
-  serve_cpu_seconds_ = detail::CpuSecondsOfThisThread() - cpu_start;
+  serve_cpu_seconds_ = ThreadCpuSeconds() - cpu_start;
 }
 
 // Reads what one ready stream holds (a bounded number of reads, so that no stream starves the

@@ -142,7 +142,7 @@ ProbeResult TcpThroughputProbe::Run(const ProbeParams& params, const ProbeContex
     detail::SetFailure(&result, "invalid_argument", *invalid);
     return result;
   }
-  const double cpu_start = detail::CpuSecondsOfThisThread();
+  const double cpu_start = ThreadCpuSeconds();
   const detail::ProbeDeadline deadline(params.timeout, context.cancel);
   const detail::CounterCheck counters(context, params);
   const ProbeRail& rail = params.rails.front();
@@ -209,7 +209,7 @@ ProbeResult TcpThroughputProbe::Run(const ProbeParams& params, const ProbeContex
   const bool reported = session.Finish(measured, deadline, &report, &result);
   streams.clear();  // closes the data sockets
   counters.Finish(&result);
-  result.local_cpu_seconds += detail::CpuSecondsOfThisThread() - cpu_start;
+  result.local_cpu_seconds += ThreadCpuSeconds() - cpu_start;
   if (reported) {
     result.peer_cpu_seconds = detail::ReportNumber(report, "cpu_seconds");
     result.bytes = detail::ReportCount(report, "bytes_received").value_or(0);

@@ -143,10 +143,4 @@ ucs_status_t UcxEndpoint::Close(bool force, std::chrono::nanoseconds limit) noex
   return status == UCS_INPROGRESS ? UCS_ERR_TIMED_OUT : status;
 }
 
-double ThreadCpuSeconds() {
-  timespec now{};
-  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now) != 0) return 0;
-  return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) * 1e-9;
-}
-
 }  // namespace rail::probe

@@ -42,4 +42,8 @@ class Probe {
 
 std::unique_ptr<Probe> MakeProbe(ProbeKind kind);
 
+// CPU time the calling thread has used (CLOCK_THREAD_CPUTIME_ID), in seconds. Read it before and
+// after a probe operation, on each side, to report the CPU the probe cost.
+double ThreadCpuSeconds();
+
 }  // namespace rail::probe

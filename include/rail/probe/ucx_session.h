@@ -27,6 +27,7 @@
 #include <utility>
 #include <vector>
 
+#include "rail/probe/probe.h"
 #include "rail/probe/result.h"
 
 namespace rail::probe {
@@ -164,10 +165,6 @@ struct ServeCounters {
   std::uint64_t errors = 0;  // failed echoes or AM receives
   std::string last_error;    // "ucx:<status>" of the latest error
 };
-
-// CPU time the calling thread has used (CLOCK_THREAD_CPUTIME_ID), in seconds. Read it before and
-// after a probe operation, on each side, to report the CPU the probe cost.
-double ThreadCpuSeconds();
 
 class UcxProbeSide {
  public:
