@@ -1,0 +1,66 @@
+// Rail health checks: the answers an operator acts on, derived from what a scrape read and from
+// the latest probe results. Pure functions over structs (no file or clock access), so that every
+// check is unit-tested on fixture trees; the health collector and the landing page both call
+// EvaluateChecks and HealthLog turns changes into log lines.
+#pragma once
+
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "rail/config.h"
+#include "rail/probe/result_store.h"
+#include "rail/rails.h"
+#include "rail/sysfs/infiniband.h"
+#include "rail/sysfs/netclass.h"
+
+namespace rail::health {
+
+// An IPv4 address configured on an interface (getifaddrs in production, literals in tests).
+struct InterfaceAddress {
+  std::string ifname;
+  std::string address;  // dotted quad
+  unsigned prefix_length = 32;
+};
+
+// Everything the checks look at. Pointers are never null; empty vectors are fine.
+struct HealthInputs {
+  const std::vector<Rail>* rails = nullptr;
+  const std::vector<sysfs::InfinibandDevice>* devices = nullptr;
+  const std::vector<sysfs::NetDevice>* net_devices = nullptr;
+  const std::vector<sysfs::Bond>* bonds = nullptr;
+  const std::vector<InterfaceAddress>* addresses = nullptr;
+  const std::vector<probe::SeriesState>* probe_series = nullptr;
+  const AgentConfig* config = nullptr;
+  std::string own_agent_version;
+  std::string own_ucx_version;
+};
+
+// One verdict: rail_check_ok{check,rail} and rail_check_info{check,rail,reason}.
+struct CheckResult {
+  std::string check;   // stable token, e.g. "port_active", "roce_gid", "mtu_consistent"
+  std::string rail;    // the rail label; "" for host-wide checks
+  bool ok = true;
+  std::string reason;  // for people; empty when ok
+  auto operator<=>(const CheckResult&) const = default;
+};
+
+// Every check, for every rail it applies to, in a stable order (check, then rail).
+std::vector<CheckResult> EvaluateChecks(const HealthInputs& inputs);
+
+// The IPv4 addresses of this network namespace's interfaces.
+std::vector<InterfaceAddress> ReadInterfaceAddresses();
+
+// Logs a line when a check's verdict or reason changes (first evaluation: only failures).
+class HealthLog {
+ public:
+  void Observe(const std::vector<CheckResult>& results);
+
+ private:
+  std::mutex mutex_;
+  std::map<std::pair<std::string, std::string>, CheckResult> last_;
+  bool first_ = true;
+};
+
+}  // namespace rail::health
