@@ -37,10 +37,14 @@ struct HealthInputs {
   std::string own_ucx_version;
 };
 
-// One verdict: rail_check_ok{check,rail} and rail_check_info{check,rail,reason}.
+// One verdict: rail_check_ok{check,rail,peer} and, while failing,
+// rail_check_info{check,rail,peer,reason}. Check tokens (stable, used by the alert rules):
+//   port_active, port_rate, roce_gid, duplicate_subnet, mtu, peer_mtu, peer_version,
+//   counter_saturated, multirail_striping, probe_throughput, transport_fallback
 struct CheckResult {
-  std::string check;   // stable token, e.g. "port_active", "roce_gid", "mtu_consistent"
+  std::string check;   // one of the tokens above
   std::string rail;    // the rail label; "" for host-wide checks
+  std::string peer;    // the peer label for checks about a peer; "" otherwise
   bool ok = true;
   std::string reason;  // for people; empty when ok
   auto operator<=>(const CheckResult&) const = default;
