@@ -233,7 +233,7 @@ def variables():
          "query": "prometheus", "hide": 0, "includeAll": False, "multi": False,
          "options": [], "refresh": 1, "regex": "", "skipUrlSync": False},
         dict(query_var, name="instance", label="Instance",
-             query={"qryType": 1, "query": "label_values(rail_info, instance)",
+             query={"qryType": 1, "query": "label_values(rail_exporter_build_info, instance)",
                     "refId": "PrometheusVariableQueryEditor-VariableQuery"}),
         dict(query_var, name="rail", label="Rail",
              query={"qryType": 1, "query": "label_values(rail_info{%s}, rail)" % INST,

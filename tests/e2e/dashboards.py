@@ -6,6 +6,14 @@ For tests that evaluate the dashboards' queries against a real Prometheus:
     for e in dashboard_expressions(rate_interval="30s"):
         result = query(e.expr)          # every $variable substituted
         ...                             # e.needs says what the query needs to return data
+    for v in dashboard_variable_queries():
+        series(v.selector)              # /api/v1/series: v.label must have values
+
+`needs` names what a query needs beyond a scraped agent and the recording rules: "rdma" (RDMA
+ports: the lab's veth rails have none), "bond", "probe" and "probe:<kind>" (results of that
+probe kind), "health" (rail_check_ok), "traffic" (bytes moving: the share rules have no series
+while a host is idle), and two that are empty on a healthy host: "probe_errors" and
+"failing_check".
 
 Only the standard library.
 """
@@ -191,4 +199,33 @@ def dashboard_expressions(instance=".*", rail=".*", rate_interval="1m"):
                     template=template,
                     expr=substitute(template, instance, rail, rate_interval),
                     metrics=metric_names(template), needs=needs(template)))
+    return out
+
+
+_LABEL_VALUES = re.compile(r"^label_values\((?:(.+),\s*)?([A-Za-z_]\w*)\)$")
+
+
+class VariableQuery(NamedTuple):
+    dashboard: str
+    name: str             # the variable, e.g. rail
+    selector: str         # series selector, variables substituted (for /api/v1/series match[])
+    label: str            # the label whose values the variable offers
+
+
+def dashboard_variable_queries(instance=".*"):
+    """The label_values() query of every query variable (Grafana's, not PromQL)."""
+    out = []
+    for name, dashboard in load_dashboards().items():
+        for variable in dashboard.get("templating", {}).get("list", []):
+            if variable.get("type") != "query":
+                continue
+            query = variable["query"]
+            text = query["query"] if isinstance(query, dict) else query
+            match = _LABEL_VALUES.match(text.strip())
+            if not match:
+                raise ValueError("%s: variable %s: not label_values(): %r"
+                                 % (name, variable["name"], text))
+            out.append(VariableQuery(name, variable["name"],
+                                     substitute(match.group(1) or "", instance=instance),
+                                     match.group(2)))
     return out
