@@ -17,10 +17,12 @@ using detail::Labels;
 constexpr double kNotStripingShare = 0.8;
 
 Labels SeriesLabels(const probe::SeriesKey& key) {
-  return {{"kind", key.kind},
-          {"peer", key.peer},
-          {"rail", key.rail},
-          {"size", std::to_string(key.message_size_bytes)}};
+  Labels labels = {{"kind", key.kind},
+                   {"peer", key.peer},
+                   {"rail", key.rail},
+                   {"size", std::to_string(key.message_size_bytes)}};
+  if (key.streams > 0) labels.push_back({"streams", std::to_string(key.streams)});
+  return labels;
 }
 
 Labels With(Labels labels, const char* name, std::string value) {

@@ -16,7 +16,7 @@ ResultStore::ResultStore(WallClock now) : now_(std::move(now)), rtt_buckets_(Rtt
 
 void ResultStore::Record(const ProbeResult& result, std::chrono::milliseconds interval) {
   SeriesKey key{ProbeKindName(result.kind), result.peer, RailLabel(result.rails),
-                result.message_size_bytes};
+                result.message_size_bytes, result.streams};
   std::lock_guard lock(mutex_);
   auto& state = series_[key];
   state.key = key;

@@ -151,6 +151,7 @@ ProbeResult TcpThroughputProbe::Run(const ProbeParams& params, const ProbeContex
                                                   : params.message_sizes_bytes[0],
                kTcpMaxSendBufferBytes);
   result.message_size_bytes = buffer_bytes;
+  result.streams = params.streams;
 
   peer::ProbeSetup setup;
   setup.kind = ProbeKindName(ProbeKind::kTcpThroughput);

@@ -89,6 +89,7 @@ struct ProbeResult {
   std::uint64_t bytes_sent = 0;
   double throughput_bytes_per_second = 0;
   std::uint64_t message_size_bytes = 0;
+  unsigned streams = 0;  // tcp_throughput: parallel TCP streams; 0 for the other kinds
   std::vector<RailThroughput> per_rail;     // multi-rail kinds
   std::vector<double> rtt_samples_seconds;  // round trips
   std::optional<LatencySummary> rtt;        // round trip summary

@@ -21,6 +21,7 @@ struct SeriesKey {
   std::string peer;
   std::string rail;  // the rail, or the rails joined with "+" for multi-rail kinds
   std::uint64_t message_size_bytes = 0;
+  unsigned streams = 0;  // tcp_throughput: 1 and N streams are two series (iperf3 -P)
   auto operator<=>(const SeriesKey&) const = default;
 };
 

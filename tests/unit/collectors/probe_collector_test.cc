@@ -76,6 +76,38 @@ TEST_F(ProbeCollectorTest, StaleResultIsWithdrawnButCountersStay) {
   EXPECT_EQ(Sample(families, "rail_probe_runs_total", {{"kind", "tcp_throughput"}}), 1);
 }
 
+TEST_F(ProbeCollectorTest, OneAndFourTcpStreamsAreTwoSeries) {
+  auto one = Result(probe::ProbeKind::kTcpThroughput, {"rail0"});
+  one.streams = 1;
+  one.throughput_bytes_per_second = 3e9;
+  auto four = one;
+  four.streams = 4;
+  four.throughput_bytes_per_second = 9e9;
+  store_.Record(one, minutes(5));
+  store_.Record(four, minutes(5));
+  store_.Record(Result(probe::ProbeKind::kUcxThroughput, {"rail0"}), minutes(5));
+  const auto families = set_->Collect();
+  EXPECT_EQ(SampleCount(families, "rail_probe_throughput_bytes_per_second"), 3u);
+  EXPECT_EQ(Sample(families, "rail_probe_throughput_bytes_per_second",
+                   {{"kind", "tcp_throughput"}, {"streams", "1"}}),
+            3e9);
+  EXPECT_EQ(Sample(families, "rail_probe_throughput_bytes_per_second",
+                   {{"kind", "tcp_throughput"}, {"streams", "4"}}),
+            9e9);
+  // Kinds without streams carry no streams label at all.
+  for (const auto& family : families) {
+    if (family.name != "rail_probe_throughput_bytes_per_second") continue;
+    for (const auto& metric : family.metric) {
+      bool tcp = false, has_streams = false;
+      for (const auto& label : metric.label) {
+        tcp = tcp || (label.name == "kind" && label.value == "tcp_throughput");
+        has_streams = has_streams || label.name == "streams";
+      }
+      EXPECT_EQ(tcp, has_streams);
+    }
+  }
+}
+
 TEST_F(ProbeCollectorTest, FailuresCountedByReason) {
   auto failed = Result(probe::ProbeKind::kUcxRtt, {"rail1"});
   failed.success = false;
