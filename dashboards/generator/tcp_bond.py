@@ -9,10 +9,10 @@ from generator.panels import (
 def tcp_bond():
     tcp_vs_ucx = timeseries(
         "TCP vs UCX throughput per rail",
-        "tcp_throughput (N streams as configured for the probe, receiver's count) and "
+        "tcp_throughput (each configured stream count, receiver's count) and "
         "ucx_throughput on each rail, against the line rate (dashed).",
         targets(("8 * rail_probe_throughput_bytes_per_second{%s, kind=\"tcp_throughput\"}" % SEL,
-                 "{{instance}} {{rail}} tcp -> {{peer}}"),
+                 "{{instance}} {{rail}} tcp {{streams}} stream(s) -> {{peer}}"),
                 ("8 * rail_probe_throughput_bytes_per_second{%s, kind=\"ucx_throughput\"}" % SEL,
                  "{{instance}} {{rail}} ucx {{size}}B -> {{peer}}"),
                 ("8 * rail:line_rate_bytes_per_second{%s}" % SEL,
@@ -29,8 +29,19 @@ def tcp_bond():
                 ("rail_probe_throughput_bytes_per_second{%s, kind=\"tcp_throughput\"} "
                  "/ on (instance, job, peer, rail) group_left () max without (kind, size) "
                  "(rail_probe_throughput_bytes_per_second{%s, kind=\"ucx_throughput\"})"
-                 % (SEL, SEL), "{{instance}} {{rail}} tcp / ucx -> {{peer}}")),
+                 % (SEL, SEL), "{{instance}} {{rail}} tcp {{streams}} / ucx -> {{peer}}")),
         "percentunit", minimum=0)
+    streams = timeseries(
+        "TCP N streams / 1 stream",
+        "tcp_throughput with N streams divided by the same rail's and peer's 1-stream result "
+        "(iperf3 -P N against -P 1): about N while one stream is CPU- or window-bound, about 1 "
+        "when one stream already fills the path.",
+        targets(("rail_probe_throughput_bytes_per_second{%s, kind=\"tcp_throughput\", "
+                 "streams!=\"1\"} / on (instance, job, peer, rail, size) group_left () "
+                 "rail_probe_throughput_bytes_per_second{%s, kind=\"tcp_throughput\", "
+                 "streams=\"1\"}" % (SEL, SEL),
+                 "{{instance}} {{rail}} {{streams}} streams / 1 -> {{peer}}")),
+        "none", minimum=0)
     rtt = timeseries(
         "TCP vs UCX round-trip time",
         "p50 and p99 of the last tcp_rtt and ucx_rtt runs (rail_probe_rtt_run_seconds).",
@@ -123,6 +134,7 @@ def tcp_bond():
     layout = [
         (row("TCP path"), 24, 1),
         (tcp_vs_ucx, 12, 8), (tcp_ratio, 12, 8),
+        (streams, 24, 8),
         (rtt, 12, 8), (cpu, 12, 8),
         (row("Bonds"), 24, 1),
         (bonds, 12, 6), (slaves, 12, 6),

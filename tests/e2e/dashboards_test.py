@@ -33,7 +33,7 @@ SRC = os.path.join(dashboards.REPO, "src")
 RUN_TIMEOUT = 60.0
 
 TARGET_LABELS = {"instance", "job"}
-_SERIES = {"kind", "peer", "rail", "size"}
+_SERIES = {"kind", "peer", "rail", "size", "streams"}
 # Families only a probing agent (src/collectors/probe.cc) or the health checks export, so the
 # fixture trees cannot show their labels.
 PROBE_AND_HEALTH_LABELS = {
@@ -65,7 +65,7 @@ PENDING_IN_SRC = {"rail_check_ok", "rail_check_info"}
 RECORDED_LABELS = {  # deploy/prometheus/rail_rules.yml: what each recording rule keeps
     "rail:": {"rail"},
     "rail:probe_": _SERIES,
-    "peer:rail_probe_": {"kind", "peer", "size"},
+    "peer:rail_probe_": {"kind", "peer", "size", "streams"},
     "instance:": set(),
 }
 PROBE_KINDS = {"ucx_throughput", "ucx_rtt", "multirail_capacity", "ucx_multirail_throughput",
