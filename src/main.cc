@@ -1,8 +1,8 @@
 // Command line of rail_exporter. Flags follow node_exporter's conventions. Everything but flag
 // parsing and signal handling lives in the library (rail/agent.h).
 #include <malloc.h>
-#include <sys/resource.h>
 #include <spdlog/spdlog.h>
+#include <sys/resource.h>
 
 #include <CLI/CLI.hpp>
 #include <csignal>
@@ -42,6 +42,8 @@ int main(int argc, char** argv) {
       ->default_val(":9840");
   app.add_option("--web.telemetry-path", options.web.telemetry_path,
                  "Path under which to expose metrics");
+  app.add_option("--web.config.file", options.web.config_file,
+                 "Web config file (exporter-toolkit format): TLS and basic authentication");
   app.add_option("--path.sysfs", options.sysfs_root, "sysfs mountpoint (or a fixture tree)");
   app.add_option("--path.procfs", options.procfs_root, "procfs mountpoint (or a fixture tree)");
   app.add_option("--config.file", config_file, "YAML configuration file (rails)");

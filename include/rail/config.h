@@ -35,6 +35,9 @@ struct ResponderConfig {
   bool insecure = false;                     // responder.insecure: accept peers without a secret
   std::size_t max_frame_bytes = 64 * 1024;   // responder.limits.max_frame_bytes
   std::size_t max_concurrent_sessions = 16;  // responder.limits.max_concurrent_sessions
+  std::size_t max_connections_per_ip = 8;    // responder.limits.max_connections_per_ip
+  // responder.allowed_networks (CIDR, IPv4 or IPv6), checked at load; empty: every network.
+  std::vector<std::string> allowed_networks;
   std::uint64_t max_bytes_per_probe = std::uint64_t{64} << 30;  // .limits.max_bytes_per_probe
   double max_seconds_per_probe = 30;        // responder.limits.max_seconds_per_probe
   double probes_per_minute_per_peer = 60;   // responder.limits.probes_per_minute_per_peer

@@ -1,5 +1,5 @@
 // The HTTP endpoint: prometheus-cpp's Exposer on civetweb, serving the telemetry path and a
-// landing page at "/".
+// landing page at "/", with TLS and basic authentication from --web.config.file (web_config.h).
 #pragma once
 
 #include <prometheus/collectable.h>
@@ -12,7 +12,8 @@
 
 namespace prometheus {
 class Exposer;
-}
+class Registry;
+}  // namespace prometheus
 
 namespace rail {
 
@@ -20,6 +21,8 @@ struct WebOptions {
   std::vector<std::string> listen_addresses{":9840"};  // node_exporter spelling: ":9840"
   std::string telemetry_path = "/metrics";
   int threads = 4;
+  // --web.config.file; empty: plain HTTP without authentication.
+  std::string config_file;
 };
 
 class WebError : public std::runtime_error {
@@ -33,7 +36,10 @@ std::string ToCivetwebPort(const std::string& listen_address);
 
 class WebServer {
  public:
-  // Starts listening; throws WebError with civetweb's reason when an address cannot be bound.
+  // Loads options.config_file (throws WebConfigError naming the key), then starts listening;
+  // throws WebError with civetweb's reason when an address cannot be bound. With basic auth
+  // every path answers 401 without valid credentials, and rail_exporter_http_auth_failures_total
+  // joins the telemetry path.
   // `landing_page` renders the HTML of "/"; there is one landing page per process.
   WebServer(const WebOptions& options, std::weak_ptr<prometheus::Collectable> metrics,
             std::function<std::string()> landing_page);
@@ -44,6 +50,7 @@ class WebServer {
   std::vector<int> ListeningPorts() const;
 
  private:
+  std::shared_ptr<prometheus::Registry> web_metrics_;  // outlives exposer_
   std::unique_ptr<prometheus::Exposer> exposer_;
 };
 

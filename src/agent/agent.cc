@@ -174,6 +174,12 @@ void Agent::StartResponder() {
   options.versions = OurVersions();
   options.limits.max_frame_bytes = config.max_frame_bytes;
   options.limits.max_concurrent_sessions = config.max_concurrent_sessions;
+  options.limits.max_connections_per_ip = config.max_connections_per_ip;
+  for (const auto& text : config.allowed_networks) {
+    auto network = peer::ParseNetwork(text, &error);
+    if (!network) throw AgentError("responder.allowed_networks: " + error);
+    options.allowed_networks.push_back(std::move(*network));
+  }
   options.limits.max_bytes_per_probe = config.max_bytes_per_probe;
   options.limits.max_seconds_per_probe = config.max_seconds_per_probe;
   options.limits.probes_per_minute_per_peer = config.probes_per_minute_per_peer;

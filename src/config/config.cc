@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "rail/peer/allow_list.h"
 #include "rail/probe/result.h"
 
 namespace rail {
@@ -114,8 +115,9 @@ std::vector<std::string> StringList(const YAML::Node& node, const std::string& s
 void ParseResponder(const YAML::Node& node, const std::string& source, ResponderConfig& out) {
   if (!node.IsMap()) Fail(source, "responder", "expected a mapping");
   out.listen_address = ":9841";
-  RejectUnknownKeys(node, {"listen_address", "secret_file", "insecure", "limits"}, source,
-                    "responder.");
+  RejectUnknownKeys(node,
+                    {"listen_address", "secret_file", "insecure", "limits", "allowed_networks"},
+                    source, "responder.");
   if (node["listen_address"]) {
     out.listen_address = Scalar<std::string>(node["listen_address"], source,
                                              "responder.listen_address", "host:port");
@@ -127,14 +129,29 @@ void ParseResponder(const YAML::Node& node, const std::string& source, Responder
   if (node["insecure"]) {
     out.insecure = Scalar<bool>(node["insecure"], source, "responder.insecure", "true or false");
   }
+  if (node["allowed_networks"]) {
+    out.allowed_networks =
+        StringList(node["allowed_networks"], source, "responder.allowed_networks");
+    for (std::size_t i = 0; i < out.allowed_networks.size(); ++i) {
+      std::string error;
+      if (!peer::ParseNetwork(out.allowed_networks[i], &error)) {
+        Fail(source, "responder.allowed_networks[" + std::to_string(i) + "]", error);
+      }
+    }
+    if (out.allowed_networks.empty()) {
+      // An empty list would read as "nobody" but mean "everybody": refuse the ambiguity.
+      Fail(source, "responder.allowed_networks",
+           "empty; leave the key out to accept every network");
+    }
+  }
   if (const auto limits = node["limits"]) {
     const std::string prefix = "responder.limits.";
     if (!limits.IsMap()) Fail(source, "responder.limits", "expected a mapping");
-    RejectUnknownKeys(
-        limits,
-        {"max_frame_bytes", "max_concurrent_sessions", "max_bytes_per_probe",
-         "max_seconds_per_probe", "probes_per_minute_per_peer", "probe_burst_per_peer"},
-        source, prefix);
+    RejectUnknownKeys(limits,
+                      {"max_frame_bytes", "max_concurrent_sessions", "max_connections_per_ip",
+                       "max_bytes_per_probe", "max_seconds_per_probe", "probes_per_minute_per_peer",
+                       "probe_burst_per_peer"},
+                      source, prefix);
     if (limits["max_frame_bytes"]) {
       out.max_frame_bytes =
           Positive<std::size_t>(limits["max_frame_bytes"], source, prefix + "max_frame_bytes");
@@ -142,6 +159,10 @@ void ParseResponder(const YAML::Node& node, const std::string& source, Responder
     if (limits["max_concurrent_sessions"]) {
       out.max_concurrent_sessions = Positive<std::size_t>(limits["max_concurrent_sessions"], source,
                                                           prefix + "max_concurrent_sessions");
+    }
+    if (limits["max_connections_per_ip"]) {
+      out.max_connections_per_ip = Positive<std::size_t>(limits["max_connections_per_ip"], source,
+                                                         prefix + "max_connections_per_ip");
     }
     if (limits["max_bytes_per_probe"]) {
       out.max_bytes_per_probe = Positive<std::uint64_t>(limits["max_bytes_per_probe"], source,

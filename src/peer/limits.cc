@@ -110,11 +110,21 @@ std::size_t PeerRateLimiter::tracked_peers() const {
 
 // ---- SessionSlots ----
 
-std::optional<SessionSlots::Slot> SessionSlots::TryAcquire() {
+std::optional<SessionSlots::Slot> SessionSlots::TryAcquire(const std::string& address,
+                                                           Refusal* refusal) {
   const std::lock_guard lock(mutex_);
-  if (in_use_ >= max_sessions_) return std::nullopt;
+  Refusal why = Refusal::kNone;
+  if (in_use_ >= max_sessions_) {
+    why = Refusal::kTotal;
+  } else if (max_per_address_ > 0) {
+    const auto held = per_address_.find(address);
+    if (held != per_address_.end() && held->second >= max_per_address_) why = Refusal::kPerAddress;
+  }
+  if (refusal != nullptr) *refusal = why;
+  if (why != Refusal::kNone) return std::nullopt;
   ++in_use_;
-  return Slot(this);
+  ++per_address_[address];
+  return Slot(this, address);
 }
 
 std::size_t SessionSlots::in_use() const {
@@ -122,9 +132,16 @@ std::size_t SessionSlots::in_use() const {
   return in_use_;
 }
 
-void SessionSlots::Release() {
+std::size_t SessionSlots::addresses() const {
+  const std::lock_guard lock(mutex_);
+  return per_address_.size();
+}
+
+void SessionSlots::Release(const std::string& address) {
   const std::lock_guard lock(mutex_);
   --in_use_;
+  const auto held = per_address_.find(address);
+  if (held != per_address_.end() && --held->second == 0) per_address_.erase(held);
 }
 
 }  // namespace rail::peer

@@ -26,6 +26,7 @@ constexpr std::size_t kReplayCacheCapacity = 16384;
 constexpr std::chrono::minutes kReplayCacheAge{10};
 // Connections accepted per wake-up before the other events get a look.
 constexpr int kAcceptBurst = 64;
+constexpr std::chrono::seconds kRefusalLogInterval{10};
 
 std::string ErrnoText(int error_number) {
   return std::strerror(error_number);
@@ -111,12 +112,14 @@ struct Responder::Impl {
         replay_cache(*clock, kReplayCacheCapacity, kReplayCacheAge),
         rate_limiter(*clock, options.limits.probes_per_minute_per_peer,
                      options.limits.probe_burst_per_peer),
-        slots(options.limits.max_concurrent_sessions),
+        allow_list(options.allowed_networks),
+        slots(options.limits.max_concurrent_sessions, options.limits.max_connections_per_ip),
         stats(options.max_tracked_peers) {}
 
   void AcceptLoop();
   void AcceptPending();
   void ReapFinished(bool all);
+  void LogRefusal(const std::string& reason, const std::string& address);
 
   ResponderOptions options;
   ProbeHandlerFactory factory;
@@ -124,6 +127,7 @@ struct Responder::Impl {
   const schedule::Clock* clock;
   ReplayCache replay_cache;
   PeerRateLimiter rate_limiter;
+  NetworkAllowList allow_list;
   SessionSlots slots;
   detail::StatsRecorder stats;
 
@@ -135,7 +139,25 @@ struct Responder::Impl {
   std::thread accept_thread;
   std::mutex sessions_mutex;
   std::list<SessionThread> sessions;
+  // Refusals at accept are logged at most once per kRefusalLogInterval: a flood must not flood
+  // the log too. Only the accept thread touches these.
+  std::chrono::steady_clock::time_point next_refusal_log{};
+  std::uint64_t unlogged_refusals = 0;
 };
+
+void Responder::Impl::LogRefusal(const std::string& reason, const std::string& address) {
+  const auto now = std::chrono::steady_clock::now();
+  if (now < next_refusal_log) {
+    ++unlogged_refusals;
+    return;
+  }
+  spdlog::warn(
+      "responder: refused a connection from {} at accept ({}); {} other refusal(s) since the "
+      "last report",
+      address, reason, unlogged_refusals);
+  unlogged_refusals = 0;
+  next_refusal_log = now + kRefusalLogInterval;
+}
 
 void Responder::Impl::AcceptLoop() {
   while (true) {
@@ -158,7 +180,10 @@ void Responder::Impl::AcceptLoop() {
 
 void Responder::Impl::AcceptPending() {
   for (int i = 0; i < kAcceptBurst; ++i) {
-    UniqueFd socket(accept4(listen_fd.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
+    sockaddr_storage peer{};
+    socklen_t peer_length = sizeof(peer);
+    UniqueFd socket(accept4(listen_fd.get(), reinterpret_cast<sockaddr*>(&peer), &peer_length,
+                            SOCK_NONBLOCK | SOCK_CLOEXEC));
     if (!socket) {
       if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
         // EMFILE and friends: the backlog keeps the peer waiting; it is retried on next wake.
@@ -168,13 +193,29 @@ void Responder::Impl::AcceptPending() {
       return;
     }
     stats.ConnectionAccepted();
-    std::optional<SessionSlots::Slot> slot = slots.TryAcquire();
+    const std::string address = PeerAddress(socket.get());
+    if (!allow_list.Allows(peer)) {
+      // Not a byte for a stranger, not even an error reply: it learns nothing of this agent.
+      stats.Error("not_allowed");
+      LogRefusal("not in responder.allowed_networks", address);
+      continue;
+    }
+    SessionSlots::Refusal refusal = SessionSlots::Refusal::kNone;
+    std::optional<SessionSlots::Slot> slot = slots.TryAcquire(address, &refusal);
     if (!slot) {
-      stats.Error("limit");
-      detail::RefuseConnection(std::move(socket), "limit",
-                               "this responder already serves " +
-                                   std::to_string(options.limits.max_concurrent_sessions) +
-                                   " sessions; retry later",
+      const bool per_address = refusal == SessionSlots::Refusal::kPerAddress;
+      const std::string reason = per_address ? "ip_limit" : "limit";
+      stats.Error(reason);
+      LogRefusal(per_address ? "max_connections_per_ip reached" : "max_concurrent_sessions reached",
+                 address);
+      detail::RefuseConnection(std::move(socket), reason,
+                               per_address
+                                   ? "this responder already holds " +
+                                         std::to_string(options.limits.max_connections_per_ip) +
+                                         " connections from " + address + "; retry later"
+                                   : "this responder already serves " +
+                                         std::to_string(options.limits.max_concurrent_sessions) +
+                                         " sessions; retry later",
                                options.limits.max_frame_bytes);
       continue;
     }
@@ -263,7 +304,9 @@ std::uint16_t Responder::ListeningPort() const {
 }
 
 ResponderStats Responder::Snapshot() const {
-  return impl_->stats.Snapshot(impl_->slots.in_use());
+  ResponderStats stats = impl_->stats.Snapshot(impl_->slots.in_use());
+  stats.active_sources = impl_->slots.addresses();
+  return stats;
 }
 
 }  // namespace rail::peer

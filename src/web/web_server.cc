@@ -1,21 +1,43 @@
 #include <CivetServer.h>
 #include <civetweb.h>
+#include <openssl/ssl.h>
+#include <prometheus/counter.h>
 #include <prometheus/exposer.h>
+#include <prometheus/registry.h>
 #include <spdlog/spdlog.h>
 
+#include <chrono>
 #include <cstring>
 #include <mutex>
 #include <regex>
 
+#include "basic_auth.h"
 #include "rail/web.h"
+#include "rail/web_config.h"
+#include "tls_context.h"
 
 namespace rail {
 namespace {
 
-// civetweb's callbacks carry no pointer of ours, and one agent process serves one landing page.
-std::mutex landing_page_mutex;
-std::shared_ptr<const std::function<std::string()>> landing_page;
-std::string telemetry_path;
+// What the civetweb callbacks need. They carry no pointer of ours, and one agent process serves
+// one endpoint, so it lives here; it does not change while the server runs.
+struct ServerState {
+  std::function<std::string()> landing_page;
+  std::string telemetry_path;
+  std::optional<TlsServerConfig> tls;
+  std::shared_ptr<const detail::BasicAuthChecker> auth;  // nullptr: no authentication
+  prometheus::Counter* missing_credentials = nullptr;
+  prometheus::Counter* malformed_credentials = nullptr;
+  prometheus::Counter* invalid_credentials = nullptr;
+};
+
+std::mutex state_mutex;
+std::shared_ptr<const ServerState> server_state;
+
+std::shared_ptr<const ServerState> State() {
+  std::lock_guard lock(state_mutex);
+  return server_state;
+}
 
 // civetweb reports why a listening socket failed only through its log callback.
 std::mutex last_error_mutex;
@@ -28,32 +50,89 @@ int LogMessage(const mg_connection*, const char* message) {
   return 1;
 }
 
+// One warning per failure burst: a client hammering wrong passwords must not flood the log.
+class AuthFailureLog {
+ public:
+  void Record(const char* remote, const std::string& user, const char* reason) {
+    const auto now = std::chrono::steady_clock::now();
+    std::uint64_t suppressed = 0;
+    {
+      std::lock_guard lock(mutex_);
+      if (now < next_report_) {
+        ++suppressed_;
+        return;
+      }
+      suppressed = std::exchange(suppressed_, 0);
+      next_report_ = now + std::chrono::seconds(10);
+    }
+    spdlog::warn(
+        "web: authentication failed from {} (user \"{}\": {}); {} more failure(s) not logged "
+        "since the last report",
+        remote, user, reason, suppressed);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::chrono::steady_clock::time_point next_report_{};
+  std::uint64_t suppressed_ = 0;
+};
+
+AuthFailureLog auth_failure_log;
+
+// true when the request may go on; otherwise it has been answered 401.
+bool Authorize(mg_connection* connection, const ServerState& state) {
+  if (!state.auth) return true;
+  std::string user;
+  const detail::AuthResult result =
+      state.auth->Check(mg_get_header(connection, "Authorization"), &user);
+  if (result == detail::AuthResult::kOk) return true;
+  const char* reason = "invalid credentials";
+  if (result == detail::AuthResult::kMissing) {
+    state.missing_credentials->Increment();
+    reason = "no credentials";
+  } else if (result == detail::AuthResult::kMalformed) {
+    state.malformed_credentials->Increment();
+    reason = "malformed Authorization header";
+  } else {
+    state.invalid_credentials->Increment();
+  }
+  const mg_request_info* request = mg_get_request_info(connection);
+  auth_failure_log.Record(request->remote_addr, user, reason);
+  static constexpr char kBody[] = "Unauthorized\n";
+  mg_printf(connection,
+            "HTTP/1.1 401 Unauthorized\r\n"
+            "WWW-Authenticate: Basic realm=\"rail_exporter\", charset=\"UTF-8\"\r\n"
+            "Content-Type: text/plain; charset=utf-8\r\nContent-Length: %zu\r\n\r\n%s",
+            sizeof(kBody) - 1, kBody);
+  return false;
+}
+
 // civetweb matches handlers by prefix: without this, /metricsXYZ would serve the metrics.
 bool IsBelowTelemetryPath(const char* uri, const std::string& path) {
   return path != "/" && std::strncmp(uri, path.c_str(), path.size()) == 0 &&
          uri[path.size()] != '\0';
 }
 
-int ServeLandingPage(mg_connection* connection) {
+// Every request passes here first (civetweb's begin_request), so authentication covers the
+// landing page, the telemetry path and any other path alike.
+int BeginRequest(mg_connection* connection) {
+  const std::shared_ptr<const ServerState> state = State();
+  if (!state) return 0;
+  if (!Authorize(connection, *state)) return 401;
   const mg_request_info* request = mg_get_request_info(connection);
   if (request->local_uri == nullptr) return 0;
-  std::shared_ptr<const std::function<std::string()>> render;
-  {
-    std::lock_guard lock(landing_page_mutex);
-    if (IsBelowTelemetryPath(request->local_uri, telemetry_path)) {
-      mg_send_http_error(connection, 404, "%s", "Not Found");
-      return 404;
-    }
-    if (std::strcmp(request->local_uri, "/") != 0 || telemetry_path == "/") return 0;
-    render = landing_page;
+  if (IsBelowTelemetryPath(request->local_uri, state->telemetry_path)) {
+    mg_send_http_error(connection, 404, "%s", "Not Found");
+    return 404;
   }
-  if (!render) return 0;
+  if (std::strcmp(request->local_uri, "/") != 0 || state->telemetry_path == "/") return 0;
+  if (!state->landing_page) return 0;
   if (std::strcmp(request->request_method, "GET") != 0 &&
       std::strcmp(request->request_method, "HEAD") != 0) {
     mg_send_http_error(connection, 405, "%s", "Method Not Allowed");
     return 405;
   }
-  const std::string body = (*render)();
+  const std::string body = state->landing_page();
   mg_printf(connection,
             "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n"
             "Content-Length: %zu\r\nCache-Control: no-cache\r\n\r\n",
@@ -64,14 +143,34 @@ int ServeLandingPage(mg_connection* connection) {
   return 200;
 }
 
-const CivetCallbacks& Callbacks() {
-  static const CivetCallbacks callbacks = [] {
+// civetweb has created its SSL context for the "s" ports; configure all of it from the web
+// config (returning 1 tells civetweb not to load a certificate of its own).
+int InitSsl(void* ssl_context, void*) {
+  const std::shared_ptr<const ServerState> state = State();
+  if (!state || !state->tls) return -1;
+  std::string error;
+  if (!detail::ConfigureTlsContext(static_cast<SSL_CTX*>(ssl_context), *state->tls, &error)) {
+    std::lock_guard lock(last_error_mutex);
+    last_civetweb_error = error;
+    return -1;
+  }
+  return 1;
+}
+
+// The init_ssl callback alone makes civetweb load libssl, so it is set only for TLS.
+const CivetCallbacks& Callbacks(bool tls) {
+  static const CivetCallbacks plain = [] {
     CivetCallbacks c{};
-    c.begin_request = ServeLandingPage;
+    c.begin_request = BeginRequest;
     c.log_message = LogMessage;
     return c;
   }();
-  return callbacks;
+  static const CivetCallbacks with_tls = [] {
+    CivetCallbacks c = plain;
+    c.init_ssl = InitSsl;
+    return c;
+  }();
+  return tls ? with_tls : plain;
 }
 
 }  // namespace
@@ -96,16 +195,34 @@ WebServer::WebServer(const WebOptions& options, std::weak_ptr<prometheus::Collec
   if (options.telemetry_path.empty() || options.telemetry_path.front() != '/') {
     throw WebError("telemetry path '" + options.telemetry_path + "' must start with '/'");
   }
+  const WebConfig config =
+      options.config_file.empty() ? WebConfig{} : LoadWebConfigFile(options.config_file);
   std::string ports;
   for (const auto& address : options.listen_addresses) {
     if (!ports.empty()) ports += ",";
-    ports += ToCivetwebPort(address);
+    ports += ToCivetwebPort(address) + (config.tls ? "s" : "");  // "s": civetweb's TLS port
+  }
+  if (std::string error; config.tls && !detail::PrepareCivetwebTls(&error)) throw WebError(error);
+  auto state = std::make_shared<ServerState>();
+  state->landing_page = std::move(render_landing_page);
+  state->telemetry_path = options.telemetry_path;
+  state->tls = config.tls;
+  if (!config.basic_auth_users.empty()) {
+    state->auth = std::make_shared<const detail::BasicAuthChecker>(config.basic_auth_users);
+    web_metrics_ = std::make_shared<prometheus::Registry>();
+    auto& failures = prometheus::BuildCounter()
+                         .Name("rail_exporter_http_auth_failures_total")
+                         .Help(
+                             "HTTP requests refused by basic authentication, by reason "
+                             "(missing, malformed or invalid credentials).")
+                         .Register(*web_metrics_);
+    state->missing_credentials = &failures.Add({{"reason", "missing"}});
+    state->malformed_credentials = &failures.Add({{"reason", "malformed"}});
+    state->invalid_credentials = &failures.Add({{"reason", "invalid"}});
   }
   {
-    std::lock_guard lock(landing_page_mutex);
-    landing_page =
-        std::make_shared<const std::function<std::string()>>(std::move(render_landing_page));
-    telemetry_path = options.telemetry_path;
+    std::lock_guard lock(state_mutex);
+    server_state = std::move(state);
   }
   std::vector<std::string> civetweb_options = {
       "listening_ports",
@@ -117,16 +234,32 @@ WebServer::WebServer(const WebOptions& options, std::weak_ptr<prometheus::Collec
       "10000",
   };
   try {
-    exposer_ = std::make_unique<prometheus::Exposer>(civetweb_options, &Callbacks());
+    exposer_ =
+        std::make_unique<prometheus::Exposer>(civetweb_options, &Callbacks(config.tls.has_value()));
   } catch (const std::exception& error) {
     std::lock_guard lock(last_error_mutex);
     throw WebError("cannot listen on " + ports + ": " +
                    (last_civetweb_error.empty() ? error.what() : last_civetweb_error));
   }
   exposer_->RegisterCollectable(metrics, options.telemetry_path);
+  if (web_metrics_) exposer_->RegisterCollectable(web_metrics_, options.telemetry_path);
+  if (config.tls || !config.basic_auth_users.empty()) {
+    spdlog::info(
+        "web: {}{}",
+        config.tls
+            ? "TLS (client_auth_type " + std::string(ClientAuthName(config.tls->client_auth)) + ")"
+            : std::string("plain HTTP"),
+        config.basic_auth_users.empty()
+            ? ""
+            : ", basic auth for " + std::to_string(config.basic_auth_users.size()) + " user(s)");
+  }
 }
 
-WebServer::~WebServer() = default;
+WebServer::~WebServer() {
+  exposer_.reset();  // no request runs past here
+  std::lock_guard lock(state_mutex);
+  server_state.reset();
+}
 
 std::vector<int> WebServer::ListeningPorts() const {
   return exposer_->GetListeningPorts();

@@ -19,6 +19,10 @@ namespace rail::peer {
 struct Limits {
   std::size_t max_frame_bytes = kDefaultMaxFrameBytes;
   std::size_t max_concurrent_sessions = 16;
+  // Connections one source address may hold open at once (handshaking or in a session), so that
+  // one host opening connections and saying nothing cannot take every session slot. An agent
+  // probes a peer over a few rails at a time; 0 means no cap beyond max_concurrent_sessions.
+  std::size_t max_connections_per_ip = 8;
   std::uint64_t max_bytes_per_probe = std::uint64_t{64} << 30;  // 64 GiB: ~5 s at 100 Gbit/s
   double max_seconds_per_probe = 30;
   // Sustained rate of probe setups one peer may make, and how many it may make back to back
@@ -66,37 +70,51 @@ class PeerRateLimiter {
   std::unordered_map<std::string, schedule::TimePoint> full_again_at_;
 };
 
-// Counts concurrent sessions; a Slot gives its place back when destroyed. Thread-safe.
+// Counts concurrent sessions, in all and per source address; a Slot gives its place back when
+// destroyed. Thread-safe. Memory is bounded by max_sessions: only addresses holding a slot are
+// remembered.
 class SessionSlots {
  public:
   class Slot {
    public:
-    Slot(Slot&& other) noexcept : owner_(other.owner_) { other.owner_ = nullptr; }
+    Slot(Slot&& other) noexcept : owner_(other.owner_), address_(std::move(other.address_)) {
+      other.owner_ = nullptr;
+    }
     Slot& operator=(Slot&&) = delete;
     Slot(const Slot&) = delete;
     Slot& operator=(const Slot&) = delete;
     ~Slot() {
-      if (owner_ != nullptr) owner_->Release();
+      if (owner_ != nullptr) owner_->Release(address_);
     }
 
    private:
     friend class SessionSlots;
-    explicit Slot(SessionSlots* owner) : owner_(owner) {}
+    Slot(SessionSlots* owner, std::string address) : owner_(owner), address_(std::move(address)) {}
     SessionSlots* owner_;
+    std::string address_;
   };
 
-  explicit SessionSlots(std::size_t max_sessions) : max_sessions_(max_sessions) {}
+  enum class Refusal { kNone, kTotal, kPerAddress };
 
-  // nullopt when all slots are taken. The SessionSlots must outlive every Slot it hands out.
-  std::optional<Slot> TryAcquire();
+  // max_per_address 0: no per-address cap.
+  explicit SessionSlots(std::size_t max_sessions, std::size_t max_per_address = 0)
+      : max_sessions_(max_sessions), max_per_address_(max_per_address) {}
+
+  // nullopt when all slots, or all of `address`'s, are taken (`refusal` says which). The
+  // SessionSlots must outlive every Slot it hands out.
+  std::optional<Slot> TryAcquire(const std::string& address = {}, Refusal* refusal = nullptr);
   std::size_t in_use() const;
+  // Distinct addresses holding a slot now.
+  std::size_t addresses() const;
 
  private:
-  void Release();
+  void Release(const std::string& address);
 
   const std::size_t max_sessions_;
+  const std::size_t max_per_address_;
   mutable std::mutex mutex_;
   std::size_t in_use_ = 0;
+  std::unordered_map<std::string, std::size_t> per_address_;
 };
 
 }  // namespace rail::peer

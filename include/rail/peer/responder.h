@@ -26,7 +26,9 @@
 //   max_frame_bytes ("oversized"); frames that are not JSON or lack the envelope ("malformed"),
 //   another protocol version ("version"); a wrong proof ("auth"), a nonce seen recently
 //   ("replay"); more sessions than max_concurrent_sessions ("limit", sent by the accept thread
-//   without starting a session); probe setups beyond the per-peer-IP token bucket ("rate"); a
+//   without starting a session), more connections from one address than max_connections_per_ip
+//   ("ip_limit", likewise); a peer outside allowed_networks ("not_allowed": closed at accept
+//   without a reply); probe setups beyond the per-peer-IP token bucket ("rate"); a
 //   probe beyond the bytes or seconds allowed ("limit"); a kind or rail without handler
 //   ("unknown_kind"); probe_done not arriving within the probe's duration + probe_grace
 //   ("timeout").
@@ -40,7 +42,9 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
+#include "rail/peer/allow_list.h"
 #include "rail/peer/auth.h"
 #include "rail/peer/connection.h"
 #include "rail/peer/limits.h"
@@ -81,6 +85,8 @@ struct ResponderOptions {
   bool insecure = false;
   AgentVersions versions;
   Limits limits;
+  // responder.allowed_networks; empty: every peer address may connect.
+  std::vector<Network> allowed_networks;
   std::chrono::milliseconds handshake_timeout{5000};
   std::chrono::milliseconds probe_grace{5000};  // beyond a probe's duration
   std::size_t max_tracked_peers = 1024;         // in the stats; least recently seen evicted
@@ -100,6 +106,7 @@ struct ResponderStats {
   std::uint64_t connections_total = 0;  // TCP connections accepted (including those refused)
   std::uint64_t sessions_total = 0;     // handshakes completed
   std::uint64_t active_sessions = 0;    // sessions holding a slot now
+  std::uint64_t active_sources = 0;     // distinct peer addresses holding those slots
   std::uint64_t probes_total = 0;       // probes served through to the report
   std::map<std::string, std::uint64_t> errors_by_reason;  // refusals and failures, by token
   std::map<std::string, PeerInfo> peers;                  // peers that completed a handshake

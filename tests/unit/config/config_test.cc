@@ -80,6 +80,31 @@ TEST(ConfigTest, ErrorsNameTheOffendingKey) {
   EXPECT_THAT(ErrorOf("- just\n- a list\n"), HasSubstr("(top level): expected a mapping"));
 }
 
+TEST(ConfigTest, ResponderAllowedNetworksAndPerAddressCap) {
+  const auto config = ParseConfig(R"(
+responder:
+  allowed_networks: [10.0.0.0/8, "fd00::/8", 192.168.1.7]
+  limits:
+    max_connections_per_ip: 3
+)",
+                                  "test.yaml");
+  EXPECT_EQ(config.responder.allowed_networks,
+            (std::vector<std::string>{"10.0.0.0/8", "fd00::/8", "192.168.1.7"}));
+  EXPECT_EQ(config.responder.max_connections_per_ip, 3u);
+  EXPECT_EQ(ParseConfig("responder: {}\n", "t").responder.max_connections_per_ip, 8u);
+  EXPECT_TRUE(ParseConfig("responder: {}\n", "t").responder.allowed_networks.empty());
+  EXPECT_THAT(ErrorOf("responder:\n  allowed_networks: [10.0.0.0/8, 10.0.0.1/8]\n"),
+              HasSubstr("responder.allowed_networks[1]: '10.0.0.1/8' has host bits set"));
+  EXPECT_THAT(ErrorOf("responder:\n  allowed_networks: [nowhere]\n"),
+              HasSubstr("responder.allowed_networks[0]: 'nowhere' is not an IPv4 or IPv6"));
+  EXPECT_THAT(ErrorOf("responder:\n  allowed_networks: []\n"),
+              HasSubstr("responder.allowed_networks: empty"));
+  EXPECT_THAT(ErrorOf("responder:\n  allowed_networks: 10.0.0.0/8\n"),
+              HasSubstr("responder.allowed_networks: expected a list"));
+  EXPECT_THAT(ErrorOf("responder:\n  limits: {max_connections_per_ip: 0}\n"),
+              HasSubstr("responder.limits.max_connections_per_ip: must be positive"));
+}
+
 TEST(ConfigTest, UnreadableFileNamesTheFile) {
   try {
     LoadConfigFile("/nonexistent/rail.yaml");

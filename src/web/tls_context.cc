@@ -1,0 +1,165 @@
+#include "tls_context.h"
+
+#include <dlfcn.h>
+#include <openssl/err.h>
+#include <openssl/x509.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace rail::detail {
+namespace {
+
+// The most recent OpenSSL error of this thread, as text; clears the queue.
+std::string OpenSslError() {
+  unsigned long code = 0;
+  unsigned long last = 0;
+  while ((code = ERR_get_error()) != 0) last = code;
+  if (last == 0) return "unknown OpenSSL error";
+  char text[256];
+  ERR_error_string_n(last, text, sizeof(text));
+  return text;
+}
+
+// OpenSSL words a missing file as "system library"; say it the way people read it.
+bool Readable(const std::string& path, const char* key, std::string* error) {
+  std::ifstream file(path);
+  if (file) return true;
+  *error = std::string("tls_server_config.") + key + ": cannot read " + path + ": " +
+           std::strerror(errno);
+  return false;
+}
+
+// RequestClientCert and RequireAnyClientCert accept whatever certificate the client shows, as
+// Go's crypto/tls does for them: the handshake asks for it, nothing checks it.
+int AcceptAnyCertificate(int, X509_STORE_CTX*) {
+  return 1;
+}
+
+}  // namespace
+
+bool ConfigureTlsContext(SSL_CTX* context, const TlsServerConfig& config, std::string* error) {
+  ERR_clear_error();
+  const int min_version =
+      config.min_version == TlsVersion::kTls13 ? TLS1_3_VERSION : TLS1_2_VERSION;
+  if (SSL_CTX_set_min_proto_version(context, min_version) != 1) {
+    *error = "tls_server_config.min_version: " + OpenSslError();
+    return false;
+  }
+  if (!Readable(config.cert_file, "cert_file", error)) return false;
+  if (SSL_CTX_use_certificate_chain_file(context, config.cert_file.c_str()) != 1) {
+    *error = "tls_server_config.cert_file: no PEM certificate in " + config.cert_file + ": " +
+             OpenSslError();
+    return false;
+  }
+  if (!Readable(config.key_file, "key_file", error)) return false;
+  if (SSL_CTX_use_PrivateKey_file(context, config.key_file.c_str(), SSL_FILETYPE_PEM) != 1) {
+    // Loading the key already checks it against the certificate.
+    const unsigned long code = ERR_peek_last_error();
+    const bool mismatch =
+        ERR_GET_LIB(code) == ERR_LIB_X509 && ERR_GET_REASON(code) == X509_R_KEY_VALUES_MISMATCH;
+    *error = "tls_server_config.key_file: " +
+             (mismatch ? config.key_file + " does not match the certificate in cert_file: "
+                       : "no PEM private key in " + config.key_file + ": ") +
+             OpenSslError();
+    return false;
+  }
+  if (SSL_CTX_check_private_key(context) != 1) {
+    *error = "tls_server_config.key_file: " + config.key_file +
+             " does not match the certificate in cert_file: " + OpenSslError();
+    return false;
+  }
+  if (!config.client_ca_file.empty()) {
+    if (!Readable(config.client_ca_file, "client_ca_file", error)) return false;
+    if (SSL_CTX_load_verify_locations(context, config.client_ca_file.c_str(), nullptr) != 1) {
+      *error = "tls_server_config.client_ca_file: no PEM certificate in " + config.client_ca_file +
+               ": " + OpenSslError();
+      return false;
+    }
+    // The CA names sent in the certificate request let clients pick the right certificate.
+    STACK_OF(X509_NAME)* names = SSL_load_client_CA_file(config.client_ca_file.c_str());
+    if (names == nullptr) {
+      *error = "tls_server_config.client_ca_file: no CA names in " + config.client_ca_file + ": " +
+               OpenSslError();
+      return false;
+    }
+    SSL_CTX_set_client_CA_list(context, names);  // takes ownership
+  }
+  switch (config.client_auth) {
+    case ClientAuth::kNoClientCert:
+      SSL_CTX_set_verify(context, SSL_VERIFY_NONE, nullptr);
+      break;
+    case ClientAuth::kRequestClientCert:
+      SSL_CTX_set_verify(context, SSL_VERIFY_PEER, AcceptAnyCertificate);
+      break;
+    case ClientAuth::kRequireAnyClientCert:
+      SSL_CTX_set_verify(context, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT,
+                         AcceptAnyCertificate);
+      break;
+    case ClientAuth::kVerifyClientCertIfGiven:
+      SSL_CTX_set_verify(context, SSL_VERIFY_PEER, nullptr);
+      break;
+    case ClientAuth::kRequireAndVerifyClientCert:
+      SSL_CTX_set_verify(context, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nullptr);
+      break;
+  }
+  // Session resumption with client certificates needs a context id, or OpenSSL refuses resumed
+  // sessions with "session id context uninitialized".
+  static constexpr unsigned char kSessionContext[] = "rail_exporter";
+  SSL_CTX_set_session_id_context(context, kSessionContext, sizeof(kSessionContext) - 1);
+  return true;
+}
+
+void CheckTlsConfig(const TlsServerConfig& config, const std::string& source) {
+  const std::unique_ptr<SSL_CTX, decltype(&SSL_CTX_free)> context(SSL_CTX_new(TLS_server_method()),
+                                                                  SSL_CTX_free);
+  if (!context) throw WebConfigError(source + ": tls_server_config: " + OpenSslError());
+  std::string error;
+  if (!ConfigureTlsContext(context.get(), config, &error)) {
+    throw WebConfigError(source + ": " + error);
+  }
+}
+
+bool PrepareCivetwebTls(std::string* error) {
+  static std::once_flag once;
+  static std::string failure;
+  std::call_once(once, [] {
+    std::vector<std::string> candidates;
+    std::error_code ignored;
+    const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ignored);
+    if (!self.empty())
+      candidates.push_back((self.parent_path() / "librail_tls_compat.so").string());
+    candidates.emplace_back(RAIL_TLS_COMPAT_BUILD_PATH);
+    std::string tried;
+    for (const std::string& path : candidates) {
+      // Never closed: civetweb keeps using it for the life of the process.
+      if (dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL) != nullptr) {
+        tried.clear();
+        break;
+      }
+      const char* why = dlerror();
+      tried += (tried.empty() ? "" : "; ") + std::string(why != nullptr ? why : path);
+    }
+    if (!tried.empty()) {
+      failure = "TLS needs librail_tls_compat.so next to the executable: " + tried;
+      return;
+    }
+    // What civetweb will get: it must have the function OpenSSL 3 no longer exports.
+    void* ssl = dlopen("libssl.so", RTLD_NOW | RTLD_NOLOAD);
+    if (ssl == nullptr || dlsym(ssl, "SSL_get_peer_certificate") == nullptr) {
+      failure =
+          "TLS: civetweb would load an OpenSSL without SSL_get_peer_certificate and crash on the "
+          "first connection";
+    }
+  });
+  if (failure.empty()) return true;
+  *error = failure;
+  return false;
+}
+
+}  // namespace rail::detail
