@@ -1,0 +1,516 @@
+#!/usr/bin/python3
+"""A real Prometheus scrapes two agents in the lab and evaluates the shipped rules (issue 4).
+
+Needs root (network namespaces); skips with a message otherwise. The lab (scripts/lab, prefix
+$RAIL_LAB_PREFIX, default "rlprom") gets management links (`scripts/lab mgmt-up`, addresses
+$RAIL_LAB_MGMT_NET.1/.2, default 10.210.0): Debian's prometheus runs in the root namespace and
+scrapes both agents over them, never over the rails, so throttling a rail cannot slow a scrape.
+Hosts a and b each run an agent that probes the other over both rails (netdev-only rails, UCX's
+tcp transport, a shared secret): TCP throughput every ~17 s and UCX throughput every ~30 s, with
+1 s runs, round trips every 10 s, the multi-rail probes once soon after the start (PROBES says why).
+
+Prometheus scrapes every second and evaluates every second a copy of
+deploy/prometheus/rail_rules.yml in which only the `for:` durations are rewritten (every alert's
+`for` becomes ALERT_FOR, 40 s, instead of 2 to 30 minutes: a test cannot wait 5 minutes for
+RailProbeThroughputLow). The expressions are the shipped ones, byte for byte.
+
+What it shows:
+* both targets are up;
+* every recording rule of rail_rules.yml returns data, except those on NO_DATA_IN_LAB, each with
+  the reason the lab cannot produce it; a rule on that list that does return data fails too;
+* every panel expression of the Grafana dashboards (tests/e2e/dashboards.py, when present:
+  dashboard_expressions()) returns data, with the same kind of exception list;
+* after rail 1 is throttled to a twentieth of what its TCP probes measured unthrottled,
+  RailProbeThroughputLow fires for rail1 and never for rail0 (read from /api/v1/alerts), and it
+  resolves once the throttle is removed.
+"""
+
+import datetime
+import importlib
+import importlib.util
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+import unittest
+import urllib.parse
+
+import harness
+import promtool_rules_test  # its YAML reader: Debian's python3 has no YAML module by default
+
+LAB = os.path.join(harness.REPO, "scripts", "lab")
+RULES = os.path.join(harness.REPO, "deploy", "prometheus", "rail_rules.yml")
+PROMETHEUS = os.environ.get("RAIL_PROMETHEUS", "/usr/bin/prometheus")
+PREFIX = os.environ.get("RAIL_LAB_PREFIX", "rlprom")
+MGMT_NET = os.environ.get("RAIL_LAB_MGMT_NET", "10.210.0")
+JOB = "rail_exporter"  # the job name rail_rules.yml expects
+RESPONDER_PORT = 9841
+HOSTS = {
+    # host: (namespace, management address, rail netdevs, rail 0 address of the host)
+    "a": (PREFIX + "-a", MGMT_NET + ".1", ("ra0", "ra1"), "10.200.0.1"),
+    "b": (PREFIX + "-b", MGMT_NET + ".2", ("rb0", "rb1"), "10.200.0.2"),
+}
+# Replaces every alert's `for:` in the test's copy of rail_rules.yml. Longer than two intervals of
+# tcp_throughput (15.3 to 18.7 s) and than one of ucx_throughput (27 to 33 s): a slow run, which
+# the 2-core machine's load can cause on either rail (sibling ratios of 0.55 were seen unthrottled),
+# never fires an alert alone; it takes three TCP or two UCX runs in a row.
+ALERT_FOR = "40s"
+
+# Probe schedule. Bulk probes must fit max_bulk_time_fraction_per_rail (at most 0.5): a job counts
+# its timeout + 1 s per message size, over its interval shortened by the jitter. Here
+# 3.5 s / (17 s x 0.9) + 7 s / (30 s x 0.9) + 2 x 11 s / (3600 s x 0.996) = 0.494 per rail.
+# * tcp_throughput runs every ~17 s and ucx_throughput every ~30 s (jittered, so that the two
+#   agents' and the two rails' runs do not fall into a fixed pattern of overlaps on a 2-core
+#   machine).
+# * The UCX probes get timeouts far beyond their 1 s runs, even on a throttled rail: a UCX run
+#   cancelled by its timeout in the middle of puts has crashed the peer agent (UCX 1.13, tcp
+#   transport: "Fatal: unexpected error: Endpoint timeout" in ucp_put_handler on the responder).
+# * The multi-rail probes run once, within 14.4 s of the start (the first run is due at
+#   interval x U[0, jitter]; not at once, when the other agent may not be listening yet; a result
+#   stays current for three intervals): they give the dashboards data. The throttling waits for
+#   their results, so that none of them runs while rail 1 is throttled.
+PROBES = (
+    "  - {kind: tcp_throughput, streams: 2, duration: 1s, timeout: 2500ms, interval: 17s,"
+    " jitter: 0.1}\n"
+    "  - {kind: ucx_throughput, operation: put, message_sizes: [1048576], duration: 1s,"
+    " timeout: 6s, interval: 30s, jitter: 0.1}\n"
+    "  - {kind: multirail_capacity, duration: 1s, timeout: 10s, interval: 3600s,"
+    " jitter: 0.004}\n"
+    "  - {kind: ucx_multirail_throughput, operation: am, duration: 1s, timeout: 10s,"
+    " interval: 3600s, jitter: 0.004}\n"
+    "  - {kind: ucx_rtt, duration: 500ms, timeout: 5s, interval: 10s}\n"
+    "  - {kind: tcp_rtt, duration: 500ms, timeout: 5s, interval: 10s}\n")
+
+# Metric families the lab cannot export, and why. An expression that returns nothing is excused
+# only when it reads one of them, and the test checks that they are indeed absent.
+ABSENT_IN_LAB = {
+    "rail_port_": "no RDMA device: the veth rails have no InfiniBand/RoCE port "
+                  "(rail_port_* comes from class/infiniband/<dev>/ports/<p>)",
+    "rail_infiniband_": "no RDMA device (class/infiniband is empty in the lab)",
+    "rail_gid_": "no RDMA device, so no GID table (ports/<p>/gids)",
+    "rail_bond_": "the test machines' kernel has no bonding module",
+    "rail_expected_rate_": "the lab's rails configure no expected_rate_gbps",
+}
+
+# Recording rules of rail_rules.yml that cannot have data in the lab: {record: reason}. Empty
+# because every rule has a netdev branch for rails without an RDMA device (veth speed is
+# class/net/<veth>/speed = 10000). A rule listed here that returns data fails the test.
+NO_DATA_IN_LAB = {}
+
+# Dashboard expressions that cannot have data in the lab, beyond those reading ABSENT_IN_LAB
+# families: {expression substring: reason}.
+DASHBOARD_NO_DATA_IN_LAB = {}
+
+STARTUP_TIMEOUT = 30.0  # seconds for Prometheus to be ready and both targets up
+DATA_TIMEOUT = 120.0  # seconds for every rule and panel to have data (first probes, 1m rates)
+FIRE_TIMEOUT = 100.0  # seconds from throttling to firing: a TCP run (<= 18.7 s + 3.5 s), for: 40 s
+RESOLVE_TIMEOUT = 75.0  # seconds from unthrottling to resolved: the next run of each kind (<= 40 s)
+POLL = 1.0
+
+
+def lab(*args):
+    env = dict(os.environ, LAB_PREFIX=PREFIX, LAB_MGMT_NET=MGMT_NET)
+    return subprocess.run([LAB] + list(args), env=env, capture_output=True, text=True,
+                          timeout=60, check=True)
+
+
+class Agent(harness._Process):
+    """rail_exporter inside a lab host, listening on the host's management address."""
+
+    def __init__(self, host, config):
+        ns, address = HOSTS[host][0], HOSTS[host][1]
+        super().__init__(["ip", "netns", "exec", ns, harness.BINARY, "--config.file=" + config,
+                          "--web.listen-address=%s:0" % address], "rail_exporter@" + host)
+        try:
+            port = int(self.wait_for_line(r"listening on port\(s\) (\d+)").group(1))
+        except BaseException:
+            self.stop()
+            raise
+        self.target = "%s:%d" % (address, port)
+
+
+class Prometheus(harness._Process):
+    """Debian's prometheus on a free 127.0.0.1 port, ready when /-/ready answers 200."""
+
+    def __init__(self, config, storage, attempts=3):
+        last_error = None
+        for _ in range(attempts):  # another process may take the free port in between
+            self.port = harness.free_port()
+            self.base_url = "http://127.0.0.1:%d" % self.port
+            super().__init__([PROMETHEUS, "--config.file=" + config,
+                              "--storage.tsdb.path=" + storage,
+                              "--web.listen-address=127.0.0.1:%d" % self.port], "prometheus")
+            try:
+                self.wait_ready()
+                return
+            except (RuntimeError, TimeoutError) as error:
+                last_error = error
+                self.stop()
+        raise last_error
+
+    def wait_ready(self):
+        deadline = time.monotonic() + STARTUP_TIMEOUT
+        while True:
+            try:
+                if harness.http_get(self.base_url + "/-/ready", timeout=2)[0] == 200:
+                    return
+            except OSError:
+                pass
+            if not self.alive():
+                raise RuntimeError("prometheus exited:\n" + self.stderr_text())
+            if time.monotonic() > deadline:
+                raise TimeoutError("prometheus not ready:\n" + self.stderr_text())
+            time.sleep(0.2)
+
+    def api(self, path, **params):
+        url = self.base_url + "/api/v1/" + path
+        if params:
+            url += "?" + urllib.parse.urlencode(params)
+        status, body, _ = harness.http_get(url)
+        if status != 200:
+            raise AssertionError("GET %s: HTTP %d\n%s" % (url, status, body))
+        reply = json.loads(body)
+        if reply.get("status") != "success":
+            raise AssertionError("GET %s: %s" % (url, body))
+        return reply["data"]
+
+    def query(self, expr):
+        """The instant vector (a list of {metric, value}) of expr now."""
+        data = self.api("query", query=expr)
+        if data["resultType"] in ("scalar", "string"):
+            return [{"metric": {}, "value": data["result"]}]
+        return data["result"]
+
+    def alerts(self, name):
+        return [alert for alert in self.api("alerts")["alerts"]
+                if alert["labels"].get("alertname") == name]
+
+
+def series_text(series):
+    """Readable lines of an instant vector."""
+    return "\n".join("  %s %s" % (json.dumps(s["metric"], sort_keys=True), s["value"][1])
+                     for s in series) or "  (none)"
+
+
+def absent_families(expr):
+    """The ABSENT_IN_LAB prefixes expr reads."""
+    return [prefix for prefix in ABSENT_IN_LAB if re.search(r"\b" + re.escape(prefix), expr)]
+
+
+def dashboard_expressions():
+    """[(name, expr)] of tests/e2e/dashboards.py, or None while that module does not exist.
+
+    dashboard_expressions() may return expressions, (name..., expr) tuples or {name: expr}.
+    """
+    if importlib.util.find_spec("dashboards") is None:
+        return None
+    exprs = importlib.import_module("dashboards").dashboard_expressions()
+    items = exprs.items() if isinstance(exprs, dict) else exprs
+    out = []
+    for item in items:
+        if isinstance(item, str):
+            out.append((item, item))
+        else:
+            item = tuple(item)
+            out.append((" / ".join(str(part) for part in item[:-1]) or item[-1], item[-1]))
+    return out
+
+
+@unittest.skipUnless(os.geteuid() == 0, "needs root for network namespaces (scripts/lab)")
+class PrometheusLabTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        if shutil.which("ip") is None:
+            raise unittest.SkipTest("needs iproute2 (ip)")
+        if not os.access(PROMETHEUS, os.X_OK):
+            raise AssertionError("%s is not installed (Debian package prometheus; "
+                                 "scripts/install-deps installs it)" % PROMETHEUS)
+        cls.started = time.monotonic()
+        cls.tmp = tempfile.mkdtemp(prefix="rail-prom-lab-")
+        cls.processes = []
+        try:
+            cls.set_up_lab()
+        except BaseException:
+            cls.tearDownClass()
+            raise
+
+    @classmethod
+    def set_up_lab(cls):
+        lab("down")
+        lab("up")
+        lab("mgmt-up")
+        secret = cls.write("secret", "prometheus-lab-secret\n", 0o600)
+        cls.agents = {}
+        for host, (_, _, netdevs, _) in HOSTS.items():
+            peer = "b" if host == "a" else "a"
+            rails = "".join("  - {name: rail%d, netdev: %s}\n" % (i, netdev)
+                            for i, netdev in enumerate(netdevs))
+            config = cls.write(host + ".yaml", (
+                "rails:\n%s"
+                "responder:\n  listen_address: ':%d'\n  secret_file: %s\n"
+                "peers:\n  - {name: %s, address: '%s:%d'}\n"
+                "budget: {max_bulk_time_fraction_per_rail: 0.5,"
+                " max_bytes_per_hour: 100000000000000}\n"
+                "probes:\n%s") % (rails, RESPONDER_PORT, secret, peer, HOSTS[peer][3],
+                                  RESPONDER_PORT, PROBES))
+            cls.agents[host] = cls.track(Agent(host, config))
+
+        rules = promtool_rules_test.load_yaml(RULES)
+        cls.records = [rule["record"] for group in rules["groups"] for rule in group["rules"]
+                       if "record" in rule]
+        cls.rules = cls.write("rail_rules.yml", cls.shorten_for(RULES))
+        # JSON is YAML: the configuration needs no YAML writer.
+        config = {
+            "global": {"scrape_interval": "1s", "scrape_timeout": "1s",
+                       "evaluation_interval": "1s"},
+            "rule_files": [cls.rules],
+            "scrape_configs": [{
+                "job_name": JOB,
+                "static_configs": [{"targets": [agent.target], "labels": {"instance": host}}
+                                   for host, agent in cls.agents.items()],
+            }],
+        }
+        path = cls.write("prometheus.yml", json.dumps(config, indent=2))
+        cls.prometheus = cls.track(Prometheus(path, os.path.join(cls.tmp, "data")))
+        print("lab set up in %.1f s" % (time.monotonic() - cls.started))
+
+    @classmethod
+    def shorten_for(cls, path):
+        """rail_rules.yml with every alert's `for:` set to ALERT_FOR, nothing else changed."""
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
+        text, count = re.subn(r"(?m)^(\s+for:\s*)\S+\s*$", r"\g<1>" + ALERT_FOR, text)
+        alerts = [rule for group in promtool_rules_test.load_yaml(path)["groups"]
+                  for rule in group["rules"] if "alert" in rule]
+        if count != len(alerts):
+            raise AssertionError("rewrote %d `for:` lines, rail_rules.yml has %d alerts" % (
+                count, len(alerts)))
+        return text
+
+    @classmethod
+    def tearDownClass(cls):
+        for process in reversed(getattr(cls, "processes", [])):
+            process.stop()
+        keep = os.environ.get("RAIL_KEEP_LOGS")
+        if keep:  # a directory to copy every process's log to, for debugging
+            os.makedirs(keep, exist_ok=True)
+            for process in getattr(cls, "processes", []):
+                with open(os.path.join(keep, process.name + ".log"), "w") as handle:
+                    handle.write(process.stderr_text() + "\n")
+        try:
+            lab("down")
+        finally:
+            shutil.rmtree(cls.tmp, ignore_errors=True)
+            print("total %.1f s" % (time.monotonic() - cls.started))
+
+    @classmethod
+    def track(cls, process):
+        cls.processes.append(process)
+        return process
+
+    @classmethod
+    def write(cls, name, text, mode=0o644):
+        path = os.path.join(cls.tmp, name)
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.chmod(path, mode)
+        return path
+
+    # -- helpers ------------------------------------------------------------------------------
+
+    def diagnostics(self):
+        """Alert states, the probe series and the lab's qdiscs, for a failure message."""
+        lines = ["RailProbeThroughputLow alerts:"]
+        for alert in self.prometheus.alerts("RailProbeThroughputLow"):
+            lines.append("  %s %s %s" % (alert["state"], json.dumps(alert["labels"],
+                                                                    sort_keys=True),
+                                         alert.get("value")))
+        for expr in ("rail:probe_throughput_bytes_per_second",
+                     "rail:probe_throughput:ratio_sibling_median",
+                     "rail_probe_success == 0"):
+            lines.append(expr + ":")
+            lines.append(series_text(self.prometheus.query(expr)))
+        lines.append(subprocess.run([LAB, "status"], env=dict(os.environ, LAB_PREFIX=PREFIX),
+                                    capture_output=True, text=True, timeout=30).stdout)
+        for host, agent in self.agents.items():
+            lines.append("agent %s (alive=%s), last log lines:" % (host, agent.alive()))
+            lines.extend("  " + line for line in agent.stderr_lines()[-15:])
+        return "\n".join(lines)
+
+    def wait_for_data(self, exprs, excused, what):
+        """Polls until every expression of exprs ({name: expr}) returns data, or DATA_TIMEOUT.
+
+        excused: {name: reason} of expressions allowed to return nothing. Fails when another
+        expression never returns data, or an excused one does.
+        """
+        deadline = self.started + DATA_TIMEOUT
+        empty = dict(exprs)
+        while True:
+            empty = {name: expr for name, expr in empty.items()
+                     if not self.prometheus.query(expr)}
+            if set(empty) <= set(excused) or time.monotonic() > deadline:
+                break
+            time.sleep(2 * POLL)
+        unexpected = {name: expr for name, expr in empty.items() if name not in excused}
+        self.assertEqual(unexpected, {}, "%s without data after %.0f s:\n%s\n\n%s" % (
+            what, time.monotonic() - self.started,
+            "\n".join("  %s: %s" % item for item in unexpected.items()), self.diagnostics()))
+        stale = sorted(set(excused) - set(empty))
+        self.assertEqual(stale, [], "%s excused as impossible in the lab return data: drop them "
+                                    "from the exception list" % what)
+        for name in sorted(excused):
+            print("%s without data in the lab, as expected: %s (%s)" % (what, name,
+                                                                        excused[name]))
+
+    def assert_absent(self, prefix):
+        """The lab indeed exports no series of an ABSENT_IN_LAB family."""
+        present = self.prometheus.query('count by (__name__) ({__name__=~"%s.*", job="%s"})' % (
+            re.escape(prefix), JOB))
+        self.assertEqual(present, [], "%s is excused as absent in the lab (%s) but exists:\n%s" %
+                         (prefix, ABSENT_IN_LAB[prefix], series_text(present)))
+
+    # -- tests --------------------------------------------------------------------------------
+
+    def test_1_both_targets_up(self):
+        deadline = time.monotonic() + STARTUP_TIMEOUT
+        while True:
+            targets = self.prometheus.api("targets", state="active")["activeTargets"]
+            health = {t["labels"].get("instance"): t["health"] for t in targets}
+            if health == {host: "up" for host in HOSTS} or time.monotonic() > deadline:
+                break
+            time.sleep(POLL)
+        self.assertEqual(health, {host: "up" for host in HOSTS}, json.dumps(targets, indent=2))
+        self.assertEqual(sorted(s["metric"]["instance"] for s in self.prometheus.query(
+            'up{job="%s"} == 1' % JOB)), sorted(HOSTS))
+
+    def test_2_every_recording_rule_returns_data(self):
+        self.assertGreater(len(self.records), 0)
+        self.assertTrue(set(NO_DATA_IN_LAB) <= set(self.records), NO_DATA_IN_LAB)
+        self.wait_for_data({record: record for record in self.records}, NO_DATA_IN_LAB,
+                           "recording rules")
+        # Both hosts, both rails, where the rule is per rail.
+        for record in ("rail:transmit_bytes:rate1m", "rail:line_rate_bytes_per_second",
+                       "rail:probe_throughput:ratio_sibling_median"):
+            seen = {(s["metric"]["instance"], s["metric"]["rail"])
+                    for s in self.prometheus.query(record)}
+            self.assertEqual(seen, {(h, r) for h in HOSTS for r in ("rail0", "rail1")}, record)
+
+    def test_3_every_dashboard_expression_returns_data(self):
+        exprs = dashboard_expressions()
+        if exprs is None:
+            self.skipTest("tests/e2e/dashboards.py (dashboard_expressions()) does not exist yet")
+        self.assertGreater(len(exprs), 0, "dashboard_expressions() returned nothing")
+        excused = {}
+        for name, expr in exprs:
+            reasons = [ABSENT_IN_LAB[p] for p in absent_families(expr)]
+            reasons += [reason for part, reason in DASHBOARD_NO_DATA_IN_LAB.items()
+                        if part in expr]
+            if reasons:
+                excused[name] = "; ".join(reasons)
+        for prefix in {p for _, expr in exprs for p in absent_families(expr)}:
+            self.assert_absent(prefix)
+        # An expression excused for reading an absent family may still have data through
+        # another branch (`a or b`): those are only reported, never failed.
+        by_name = dict(exprs)
+        empty_excused = {name: reason for name, reason in excused.items()
+                         if not self.prometheus.query(by_name[name])}
+        self.wait_for_data({name: expr for name, expr in exprs if name not in excused}, {},
+                           "dashboard expressions")
+        for name in sorted(set(excused) - set(empty_excused)):
+            print("dashboard expression with data although it reads a family absent in the "
+                  "lab: %s" % name)
+        for name, reason in sorted(empty_excused.items()):
+            print("dashboard expression without data in the lab, as expected: %s (%s)" % (
+                name, reason))
+
+    def firing(self):
+        """{(instance, rail, kind): activeAt as seconds since the epoch} of the
+        RailProbeThroughputLow alerts firing now."""
+        return {(a["labels"].get("instance"), a["labels"].get("rail"), a["labels"].get("kind")):
+                datetime.datetime.fromisoformat(a["activeAt"]).timestamp()
+                for a in self.prometheus.alerts("RailProbeThroughputLow")
+                if a["state"] == "firing"}
+
+    def assert_never_rail0(self, firing):
+        wrong = sorted(f for f in firing if f[1] != "rail1")
+        self.assertEqual(wrong, [], "RailProbeThroughputLow fires for a rail other than "
+                                    "rail1:\n%s" % self.diagnostics())
+
+    def wait_for_series(self, expr, count):
+        """The instant vector of expr once it has count series (bounded by DATA_TIMEOUT)."""
+        deadline = self.started + DATA_TIMEOUT
+        while True:
+            series = self.prometheus.query(expr)
+            if len(series) >= count or time.monotonic() > deadline:
+                break
+            time.sleep(2 * POLL)
+        self.assertEqual(len(series), count, "%s:\n%s\n\n%s" % (expr, series_text(series),
+                                                                 self.diagnostics()))
+        return series
+
+    def test_4_throttled_rail1_alone_fires_probe_throughput_low_and_resolves(self):
+        # The multi-rail probes' one run (per host and kind) is over: none runs throttled.
+        self.wait_for_series('count by (instance, kind) (rail_probe_last_run_timestamp_seconds{'
+                             'kind=~"multirail_capacity|ucx_multirail_throughput"})',
+                             2 * len(HOSTS))
+        # Unthrottled reference: what rail 1's TCP probes measure, on both hosts.
+        measured = self.wait_for_series(
+            'rail:probe_throughput_bytes_per_second{kind="tcp_throughput", rail="rail1"}',
+            len(HOSTS))
+        slowest = min(float(s["value"][1]) for s in measured) * 8
+        self.assertEqual(self.firing(), {}, "fires before any throttling:\n" +
+                         self.diagnostics())
+        # A twentieth of the slowest unthrottled measurement (within 100 Mbit/s..1 Gbit/s): the
+        # ratio to rail 0 lands near 0.05, far below the rule's 0.5, even when the machine's
+        # load halves rail 0's runs.
+        rate_mbit = min(1000, max(100, int(slowest / 20 / 1e6)))
+        print("rail1 tcp_throughput unthrottled: %s Gbit/s; throttling rail 1 to %d Mbit/s" % (
+            ", ".join("%s %.2f" % (s["metric"]["instance"], float(s["value"][1]) * 8 / 1e9)
+                      for s in measured), rate_mbit))
+
+        throttled_at = time.time()
+        lab("throttle", "1", "%dmbit" % rate_mbit)
+        try:
+            throttled = time.monotonic()
+            deadline = throttled + FIRE_TIMEOUT
+            caused = []
+            while time.monotonic() < deadline:
+                firing = self.firing()
+                self.assert_never_rail0(firing)
+                # Only an alert that went pending after the throttle shows the throttle's effect
+                # (one pending since before is the machine's load).
+                caused = [key for key, active_at in firing.items() if active_at >= throttled_at]
+                if caused:
+                    break
+                time.sleep(POLL)
+            self.assertTrue(caused, "RailProbeThroughputLow did not fire for rail1 within %.0f s "
+                                    "of throttling rail 1:\n%s" % (FIRE_TIMEOUT,
+                                                                   self.diagnostics()))
+            print("fired %.1f s after throttling: %s" % (time.monotonic() - throttled,
+                                                         sorted(caused)))
+            for alert in self.prometheus.alerts("RailProbeThroughputLow"):
+                if alert["state"] == "firing":
+                    self.assertEqual(alert["labels"]["reference"], "sibling_median", alert)
+                    self.assertLess(float(alert["value"]), 0.5, alert)
+        finally:
+            lab("unthrottle", "1")
+
+        unthrottled = time.monotonic()
+        deadline = unthrottled + RESOLVE_TIMEOUT
+        while time.monotonic() < deadline:
+            firing = self.firing()
+            self.assert_never_rail0(firing)
+            if not firing:
+                break
+            time.sleep(POLL)
+        self.assertEqual(firing, {}, "RailProbeThroughputLow still fires %.0f s after the "
+                                     "throttle was removed:\n%s" % (RESOLVE_TIMEOUT,
+                                                                    self.diagnostics()))
+        print("resolved %.1f s after unthrottling" % (time.monotonic() - unthrottled))
+
+
+if __name__ == "__main__":
+    harness.main()
