@@ -203,7 +203,8 @@ def absent_families(expr):
 def dashboard_expressions():
     """[(name, expr)] of tests/e2e/dashboards.py, or None while that module does not exist.
 
-    dashboard_expressions() may return expressions, (name..., expr) tuples or {name: expr}.
+    dashboard_expressions() returns dashboards.Expression tuples; plain expressions,
+    (name..., expr) tuples and {name: expr} are taken too.
     """
     if importlib.util.find_spec("dashboards") is None:
         return None
@@ -211,7 +212,10 @@ def dashboard_expressions():
     items = exprs.items() if isinstance(exprs, dict) else exprs
     out = []
     for item in items:
-        if isinstance(item, str):
+        if hasattr(item, "expr") and hasattr(item, "dashboard"):  # dashboards.Expression
+            out.append(("%s / %s / %s" % (item.dashboard, item.panel_title, item.ref_id),
+                        item.expr))
+        elif isinstance(item, str):
             out.append((item, item))
         else:
             item = tuple(item)
