@@ -80,6 +80,9 @@ struct ResponderOptions {
   std::shared_ptr<const Secret> secret;
   bool insecure = false;
   AgentVersions versions;
+  // This agent's rails' MTUs by rail name, sent in every welcome (read per session, so a changed
+  // MTU shows up without a restart). Empty function: not sent.
+  std::function<std::map<std::string, std::uint64_t>()> rail_mtus;
   Limits limits;
   std::chrono::milliseconds handshake_timeout{5000};
   std::chrono::milliseconds probe_grace{5000};  // beyond a probe's duration
