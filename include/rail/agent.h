@@ -35,6 +35,9 @@ class RailCounterReader;
 namespace schedule {
 class SteadyClock;
 }
+namespace health {
+class HealthLog;
+}
 class WebServer;
 
 struct AgentOptions {
@@ -85,6 +88,7 @@ class Agent {
   std::unique_ptr<probe::ResultStore> results_;
   std::unique_ptr<probe::RailCounterReader> counter_reader_;
   std::unique_ptr<GidCache> gid_cache_;
+  std::unique_ptr<health::HealthLog> health_log_;          // the health collector logs changes here
   std::function<bool(const std::string&)> device_filter_;  // compiled once
   std::vector<probe::ProbeRail> probe_rails_;  // read once at start, when probing is configured
   std::shared_ptr<CollectorSet> collectors_;

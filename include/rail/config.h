@@ -72,12 +72,26 @@ struct BudgetConfig {
   std::uint64_t max_bytes_per_hour = std::uint64_t{1} << 40;  // budget.max_bytes_per_hour
 };
 
+// Thresholds of the health checks (health.*); see rail/health/checks.h.
+struct HealthConfig {
+  // health.probe_throughput_min_line_rate_fraction: a rail's ucx_throughput below this fraction
+  // of its line rate fails probe_throughput.
+  double probe_throughput_min_line_rate_fraction = 0.5;
+  // health.probe_throughput_min_sibling_fraction: a rail's throughput below this fraction of the
+  // median of its sibling rails (same peer, kind and size) fails probe_throughput.
+  double probe_throughput_min_sibling_fraction = 0.5;
+  // health.multirail_max_rail_share: one rail carrying more than this share of a multi-rail
+  // probe's bytes fails multirail_striping.
+  double multirail_max_rail_share = 0.8;
+};
+
 struct AgentConfig {
   std::vector<RailConfig> rails;
   ResponderConfig responder;
   std::vector<PeerConfig> peers;
   std::vector<ProbeConfig> probes;
   BudgetConfig budget;
+  HealthConfig health;
   // discover_rails: also publish active ports that no rails[] entry names. Defaults to true
   // when no rail is configured and false otherwise.
   std::optional<bool> discover_rails;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "rail/config.h"
+#include "rail/health/checks.h"
 #include "rail/rails.h"
 #include "rail/sysfs/filesystem.h"
 #include "rail/sysfs/infiniband.h"
@@ -33,6 +34,10 @@ struct SnapshotSources {
   const AgentConfig* config = nullptr;
   const probe::ResultStore* results = nullptr;            // probe results; null when no probe runs
   std::function<peer::ResponderStats()> responder_stats;  // empty when no responder runs
+  // The IPv4 addresses of the host's interfaces (the agent: health::ReadInterfaceAddresses).
+  // Empty: none known; the health checks then use the rails' own addresses.
+  std::function<std::vector<health::InterfaceAddress>()> interface_addresses;
+  health::HealthLog* health_log = nullptr;  // when set, the health collector logs changes here
 };
 
 class ScrapeSnapshot {

@@ -2,17 +2,20 @@
 
 #include <spdlog/spdlog.h>
 
+#include <map>
 #include <regex>
 
 #include "rail/build_info.h"
 #include "rail/collector_set.h"
 #include "rail/gid_cache.h"
+#include "rail/health/checks.h"
 #include "rail/peer/client.h"
 #include "rail/peer/responder.h"
 #include "rail/probe/handler_factory.h"
 #include "rail/probe/result_store.h"
 #include "rail/probing.h"
 #include "rail/sysfs/filesystem.h"
+#include "rail/sysfs/values.h"
 
 namespace rail {
 namespace {
@@ -91,11 +94,16 @@ Agent::Agent(const AgentOptions& options) : options_(options) {
   device_filter_ = MakeDeviceFilter(options_.device_include, options_.device_exclude);
   sources.infiniband.device_filter = device_filter_;
   // Only what an enabled collector publishes is read: GIDs also give a rail its IPv4 (netclass
-  // finds a rail's netdev through device/net/ when GIDs are not read).
-  sources.infiniband.counters = Enabled(options_.collectors, "infiniband");
+  // finds a rail's netdev through device/net/ when GIDs are not read). The health checks need
+  // the counters (counter_saturated) and the GIDs (roce_gid).
+  const bool health = Enabled(options_.collectors, "health");
+  sources.infiniband.counters = Enabled(options_.collectors, "infiniband") || health;
   sources.infiniband.hw_counters = Enabled(options_.collectors, "infiniband");
   sources.infiniband.gids =
-      Enabled(options_.collectors, "gid") || Enabled(options_.collectors, "rails");
+      Enabled(options_.collectors, "gid") || Enabled(options_.collectors, "rails") || health;
+  health_log_ = std::make_unique<health::HealthLog>();
+  sources.health_log = health_log_.get();
+  sources.interface_addresses = health::ReadInterfaceAddresses;
   gid_cache_ = std::make_unique<GidCache>(options_.gid_refresh_interval);
   sources.gid_cache = gid_cache_.get();
   collectors_ = std::make_shared<CollectorSet>(sources, options_.collectors);
@@ -149,6 +157,19 @@ std::shared_ptr<const peer::Secret> LoadSecret(const AgentConfig& config) {
   return secret;
 }
 
+// class/net/<netdev>/mtu of each rail with a netdev, for the peers' peer_mtu check.
+std::map<std::string, std::uint64_t> RailMtus(const sysfs::Filesystem& sys,
+                                              const std::vector<probe::ProbeRail>& rails) {
+  std::map<std::string, std::uint64_t> mtus;
+  for (const auto& rail : rails) {
+    if (rail.netdev.empty()) continue;
+    std::string text;
+    if (sys.ReadFile("class/net/" + rail.netdev + "/mtu", &text) != 0) continue;
+    if (const auto mtu = sysfs::ParseUnsigned(text)) mtus[rail.name] = *mtu;
+  }
+  return mtus;
+}
+
 peer::AgentVersions OurVersions() {
   const auto& build = GetBuildInfo();
   return {build.version, build.ucx_version};
@@ -172,6 +193,7 @@ void Agent::StartResponder() {
   options.secret = LoadSecret(config_);
   options.insecure = config.insecure || options_.peer_insecure;
   options.versions = OurVersions();
+  options.rail_mtus = [this] { return RailMtus(*sys_, probe_rails_); };
   options.limits.max_frame_bytes = config.max_frame_bytes;
   options.limits.max_concurrent_sessions = config.max_concurrent_sessions;
   options.limits.max_connections_per_ip = config.max_connections_per_ip;

@@ -62,37 +62,9 @@ constexpr CounterMetric kCounterMetrics[] = {
      "Ticks during which the port had data to send but no flow-control credits."},
 };
 
-// counters_ext/ of older drivers (qib, hfi1) holds 64-bit data counters that supersede the
-// 32-bit ones in counters/.
-const std::map<std::string, std::string> kExtendedReplacement = {
-    {"port_xmit_data", "port_xmit_data_64"},
-    {"port_rcv_data", "port_rcv_data_64"},
-    {"port_xmit_packets", "port_xmit_packets_64"},
-    {"port_rcv_packets", "port_rcv_packets_64"},
-    {"unicast_xmit_packets", "port_unicast_xmit_packets"},
-    {"unicast_rcv_packets", "port_unicast_rcv_packets"},
-    {"multicast_xmit_packets", "port_multicast_xmit_packets"},
-    {"multicast_rcv_packets", "port_multicast_rcv_packets"},
-};
-
 // hw_counters that are settings rather than event counts.
 bool IsHwSetting(const std::string& name) {
   return name == "lifespan";
-}
-
-const sysfs::PortCounter* BestCounter(const sysfs::InfinibandPort& port, const std::string& file) {
-  const auto classic = port.counters.find(file);
-  const bool classic_is_wide = classic != port.counters.end() && classic->second.width_bits >= 64;
-  if (!classic_is_wide) {
-    if (const auto ext_name = kExtendedReplacement.find(file);
-        ext_name != kExtendedReplacement.end()) {
-      if (const auto ext = port.counters_ext.find(ext_name->second);
-          ext != port.counters_ext.end()) {
-        return &ext->second;
-      }
-    }
-  }
-  return classic == port.counters.end() ? nullptr : &classic->second;
 }
 
 class InfinibandCollector final : public Collector {
@@ -152,7 +124,7 @@ class InfinibandCollector final : public Collector {
         // Named counters from the best source: counters/, or counters_ext/ where the classic
         // file is narrow or absent (older drivers such as qib keep 64-bit data there).
         for (const auto& spec : kCounterMetrics) {
-          const auto* best = BestCounter(port, spec.file);
+          const auto* best = sysfs::BestPortCounter(port, spec.file);
           if (best == nullptr) continue;
           counters.at(spec.file).Add(id, static_cast<double>(best->value));
           if (best->width_bits < 64) {

@@ -14,8 +14,6 @@ namespace {
 
 using detail::Labels;
 
-constexpr double kNotStripingShare = 0.8;
-
 Labels SeriesLabels(const probe::SeriesKey& key) {
   Labels labels = {{"kind", key.kind},
                    {"peer", key.peer},
@@ -155,11 +153,9 @@ class ProbeCollector final : public Collector {
       }
       if (state.key.kind == "multirail_capacity")
         capacity[result.peer] = result.throughput_bytes_per_second;
-      if (state.key.kind == "ucx_multirail_throughput" && result.counters.size() >= 2) {
+      if (const auto busiest = probe::BusiestProbedRail(result)) {
         striped[result.peer] = result.throughput_bytes_per_second;
-        double highest = 0;
-        for (const auto& delta : result.counters) highest = std::max(highest, delta.share);
-        max_share[result.peer] = highest;
+        max_share[result.peer] = busiest->share;
       }
     }
 
@@ -180,9 +176,13 @@ class ProbeCollector final : public Collector {
     }
     auto not_striping = detail::Gauge(
         "rail_multirail_not_striping",
-        "1 when one rail carried more than 80% of a multi-rail UCX probe's bytes, else 0.");
+        "1 when one rail carried more than health.multirail_max_rail_share (default 0.8) of a "
+        "multi-rail UCX probe's bytes, else 0.");
+    const double max_rail_share = snapshot.sources().config
+                                      ? snapshot.sources().config->health.multirail_max_rail_share
+                                      : probe::kDefaultMaxRailShare;
     for (const auto& [peer, highest] : max_share) {
-      not_striping.Add({{"peer", peer}}, highest > kNotStripingShare ? 1 : 0);
+      not_striping.Add({{"peer", peer}}, highest > max_rail_share ? 1 : 0);
     }
     const auto& ours = GetBuildInfo();
     auto peer_info =

@@ -16,6 +16,7 @@ const std::vector<CollectorInfo>& KnownCollectors() {
       {"exporter", "The agent itself: build, RDMA device count, process figures", true},
       {"probe", "Results of the scheduled probes and the peers' versions", true},
       {"responder", "The responder answering other agents' probes", true},
+      {"health", "Health checks of the rails and peers: verdicts and reasons", true},
   };
   return kCollectors;
 }
@@ -26,6 +27,7 @@ std::unique_ptr<Collector> MakeCollector(const std::string& name) {
       {"rails", MakeRailsCollector},           {"netclass", MakeNetclassCollector},
       {"bonding", MakeBondingCollector},       {"exporter", MakeExporterCollector},
       {"probe", MakeProbeCollector},           {"responder", MakeResponderCollector},
+      {"health", MakeHealthCollector},
   };
   const auto factory = kFactories.find(name);
   return factory == kFactories.end() ? nullptr : factory->second();

@@ -16,5 +16,6 @@ std::unique_ptr<Collector> MakeBondingCollector();
 std::unique_ptr<Collector> MakeExporterCollector();
 std::unique_ptr<Collector> MakeProbeCollector();
 std::unique_ptr<Collector> MakeResponderCollector();
+std::unique_ptr<Collector> MakeHealthCollector();
 
 }  // namespace rail

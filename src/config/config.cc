@@ -276,6 +276,41 @@ void ParseBudget(const YAML::Node& node, const std::string& source, BudgetConfig
   }
 }
 
+// A fraction in (0, 1].
+double Fraction(const YAML::Node& node, const std::string& source, const std::string& key) {
+  const auto value = Scalar<double>(node, source, key, "a number between 0 and 1");
+  if (!(value > 0 && value <= 1)) {
+    Fail(source, key, "must be greater than 0 and at most 1, got " + node.Scalar());
+  }
+  return value;
+}
+
+void ParseHealth(const YAML::Node& node, const std::string& source, HealthConfig& out) {
+  if (!node.IsMap()) Fail(source, "health", "expected a mapping");
+  RejectUnknownKeys(node,
+                    {"probe_throughput_min_line_rate_fraction",
+                     "probe_throughput_min_sibling_fraction", "multirail_max_rail_share"},
+                    source, "health.");
+  if (node["probe_throughput_min_line_rate_fraction"]) {
+    out.probe_throughput_min_line_rate_fraction =
+        Fraction(node["probe_throughput_min_line_rate_fraction"], source,
+                 "health.probe_throughput_min_line_rate_fraction");
+  }
+  if (node["probe_throughput_min_sibling_fraction"]) {
+    out.probe_throughput_min_sibling_fraction =
+        Fraction(node["probe_throughput_min_sibling_fraction"], source,
+                 "health.probe_throughput_min_sibling_fraction");
+  }
+  if (node["multirail_max_rail_share"]) {
+    out.multirail_max_rail_share =
+        Fraction(node["multirail_max_rail_share"], source, "health.multirail_max_rail_share");
+    // With a share of 1 no rail could ever carry more: the check would be off without saying so.
+    if (out.multirail_max_rail_share >= 1) {
+      Fail(source, "health.multirail_max_rail_share", "must be below 1");
+    }
+  }
+}
+
 void CheckReferences(const AgentConfig& config, const std::string& source) {
   std::set<std::string> peers;
   for (std::size_t i = 0; i < config.peers.size(); ++i) {
@@ -334,7 +369,8 @@ AgentConfig ParseConfig(std::string_view yaml_text, const std::string& source) {
   AgentConfig config;
   if (root.IsNull()) return config;  // an empty file is an empty configuration
   if (!root.IsMap()) Fail(source, "(top level)", "expected a mapping");
-  RejectUnknownKeys(root, {"rails", "discover_rails", "responder", "peers", "probes", "budget"},
+  RejectUnknownKeys(root,
+                    {"rails", "discover_rails", "responder", "peers", "probes", "budget", "health"},
                     source, "");
 
   if (const auto discover = root["discover_rails"]) {
@@ -366,6 +402,7 @@ AgentConfig ParseConfig(std::string_view yaml_text, const std::string& source) {
     }
   }
   if (const auto budget = root["budget"]) ParseBudget(budget, source, config.budget);
+  if (const auto health = root["health"]) ParseHealth(health, source, config.health);
   CheckReferences(config, source);
   return config;
 }

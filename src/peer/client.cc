@@ -106,6 +106,7 @@ bool PeerClient::AwaitWelcome(Deadline deadline, bool expect_authenticated, NetE
     return Fail(error, "auth", "the responder's welcome does not match the authentication mode");
   }
   peer_versions_ = welcome.versions;
+  peer_rail_mtus_ = std::move(welcome.rail_mtus);
   authenticated_ = welcome.authenticated;
   return true;
 }

@@ -175,8 +175,9 @@ class Session {
 
   bool SendWelcome(Deadline deadline) {
     NetError error;
-    if (!connection_.Send(ToJson(Welcome{context_.options.versions, authenticated_}), deadline,
-                          &error)) {
+    Welcome welcome{context_.options.versions, authenticated_, {}};
+    if (context_.options.rail_mtus) welcome.rail_mtus = context_.options.rail_mtus();
+    if (!connection_.Send(ToJson(welcome), deadline, &error)) {
       Refuse(error.reason, error.message);
       return false;
     }

@@ -71,6 +71,7 @@ json ToJson(const Welcome& message) {
   out["agent_version"] = message.versions.agent_version;
   out["ucx_version"] = message.versions.ucx_version;
   out["authenticated"] = message.authenticated;
+  if (!message.rail_mtus.empty()) out["rail_mtus"] = message.rail_mtus;
   return out;
 }
 
@@ -105,6 +106,21 @@ bool FromJson(const json& value, Welcome* message, std::string* error) {
     return false;
   }
   message->authenticated = it->get<bool>();
+  message->rail_mtus.clear();
+  if (const auto mtus = value.find("rail_mtus"); mtus != value.end()) {
+    if (!mtus->is_object()) {
+      *error = "welcome: field \"rail_mtus\": expected an object of rail name to MTU";
+      return false;
+    }
+    for (const auto& [rail, mtu] : mtus->items()) {
+      if (!mtu.is_number_unsigned()) {
+        *error = "welcome: field \"rail_mtus\": MTU of rail \"" + rail +
+                 "\": expected a non-negative integer";
+        return false;
+      }
+      message->rail_mtus[rail] = mtu.get<std::uint64_t>();
+    }
+  }
   return true;
 }
 

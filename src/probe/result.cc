@@ -1,5 +1,7 @@
 #include "rail/probe/result.h"
 
+#include <algorithm>
+
 namespace rail::probe {
 namespace {
 
@@ -54,6 +56,22 @@ std::optional<UcxOperation> ParseUcxOperation(const std::string& name) {
   if (name == "get") return UcxOperation::kGet;
   if (name == "am") return UcxOperation::kAm;
   return std::nullopt;
+}
+
+std::optional<RailCounterDelta> BusiestProbedRail(const ProbeResult& result) {
+  if (result.kind != ProbeKind::kUcxMultirailThroughput) return std::nullopt;
+  std::size_t counted = 0;
+  const RailCounterDelta* busiest = nullptr;
+  for (const auto& delta : result.counters) {
+    // Deltas of rails the run did not use only say that other traffic ran meanwhile.
+    if (std::find(result.rails.begin(), result.rails.end(), delta.rail) == result.rails.end()) {
+      continue;
+    }
+    ++counted;
+    if (busiest == nullptr || delta.share > busiest->share) busiest = &delta;
+  }
+  if (counted < 2) return std::nullopt;
+  return *busiest;
 }
 
 }  // namespace rail::probe

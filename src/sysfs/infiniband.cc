@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <limits>
+#include <map>
 #include <utility>
 
 #include "sysfs/read_file.h"
@@ -158,6 +159,19 @@ InfinibandDevice ReadDevice(const Filesystem& fs, const std::string& name,
   return device;
 }
 
+// counters_ext/ of older drivers (qib, hfi1) holds 64-bit data counters that supersede the
+// 32-bit ones in counters/.
+const std::map<std::string, std::string> kExtendedReplacement = {
+    {"port_xmit_data", "port_xmit_data_64"},
+    {"port_rcv_data", "port_rcv_data_64"},
+    {"port_xmit_packets", "port_xmit_packets_64"},
+    {"port_rcv_packets", "port_rcv_packets_64"},
+    {"unicast_xmit_packets", "port_unicast_xmit_packets"},
+    {"unicast_rcv_packets", "port_unicast_rcv_packets"},
+    {"multicast_xmit_packets", "port_multicast_xmit_packets"},
+    {"multicast_rcv_packets", "port_multicast_rcv_packets"},
+};
+
 }  // namespace
 
 const std::vector<PmaCounterSpec>& PmaCounterSpecs() {
@@ -248,6 +262,21 @@ std::vector<GidEntry> ReadGidTable(const Filesystem& sys, const std::string& dev
     gids.push_back(std::move(out));
   }
   return gids;
+}
+
+const PortCounter* BestPortCounter(const InfinibandPort& port, const std::string& file) {
+  const auto classic = port.counters.find(file);
+  const bool classic_is_wide = classic != port.counters.end() && classic->second.width_bits >= 64;
+  if (!classic_is_wide) {
+    if (const auto ext_name = kExtendedReplacement.find(file);
+        ext_name != kExtendedReplacement.end()) {
+      if (const auto ext = port.counters_ext.find(ext_name->second);
+          ext != port.counters_ext.end()) {
+        return &ext->second;
+      }
+    }
+  }
+  return classic == port.counters.end() ? nullptr : &classic->second;
 }
 
 }  // namespace rail::sysfs

@@ -4,9 +4,11 @@
 // EvaluateChecks and HealthLog turns changes into log lines.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "rail/config.h"
@@ -35,6 +37,10 @@ struct HealthInputs {
   const AgentConfig* config = nullptr;
   std::string own_agent_version;
   std::string own_ucx_version;
+  // Whether a series' last result is still current (ResultStore::IsCurrent). The probe-derived
+  // checks (multirail_striping, probe_throughput, transport_fallback) skip stale series; the peer
+  // checks use each peer's latest result however old. Empty: every series is current.
+  std::function<bool(const probe::SeriesState&)> is_current;
 };
 
 // One verdict: rail_check_ok{check,rail,peer} and, while failing,
@@ -42,9 +48,9 @@ struct HealthInputs {
 //   port_active, port_rate, roce_gid, duplicate_subnet, mtu, peer_mtu, peer_version,
 //   counter_saturated, multirail_striping, probe_throughput, transport_fallback
 struct CheckResult {
-  std::string check;   // one of the tokens above
-  std::string rail;    // the rail label; "" for host-wide checks
-  std::string peer;    // the peer label for checks about a peer; "" otherwise
+  std::string check;  // one of the tokens above
+  std::string rail;   // the rail label; "" for host-wide checks
+  std::string peer;   // the peer label for checks about a peer; "" otherwise
   bool ok = true;
   std::string reason;  // for people; empty when ok
   auto operator<=>(const CheckResult&) const = default;
@@ -56,14 +62,17 @@ std::vector<CheckResult> EvaluateChecks(const HealthInputs& inputs);
 // The IPv4 addresses of this network namespace's interfaces.
 std::vector<InterfaceAddress> ReadInterfaceAddresses();
 
-// Logs a line when a check's verdict or reason changes (first evaluation: only failures).
+// Logs a line when a check's verdict or reason changes (first evaluation: only failures), e.g.
+//   check changed check=roce_gid rail=rail0 peer= ok=false reason="..."
+// at warning level for a failure and info for a recovery. A verdict that disappears (a rail or
+// peer gone) is forgotten silently.
 class HealthLog {
  public:
   void Observe(const std::vector<CheckResult>& results);
 
  private:
   std::mutex mutex_;
-  std::map<std::pair<std::string, std::string>, CheckResult> last_;
+  std::map<std::tuple<std::string, std::string, std::string>, CheckResult> last_;
   bool first_ = true;
 };
 

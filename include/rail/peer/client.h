@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -39,6 +40,8 @@ class PeerClient {
                                              const ClientOptions& options, NetError* error);
 
   const AgentVersions& peer_versions() const { return peer_versions_; }
+  // The MTUs of the peer's rails from its welcome; empty when it did not send them.
+  const std::map<std::string, std::uint64_t>& peer_rail_mtus() const { return peer_rail_mtus_; }
   // False when both sides run insecure.
   bool authenticated() const { return authenticated_; }
   // Where the control connection goes: a probe's data streams go to the address the responder
@@ -67,6 +70,7 @@ class PeerClient {
 
   Connection connection_;
   AgentVersions peer_versions_;
+  std::map<std::string, std::uint64_t> peer_rail_mtus_;
   bool authenticated_ = false;
   std::string peer_host_;
   std::uint16_t peer_port_ = 0;

@@ -84,6 +84,9 @@ struct ResponderOptions {
   std::shared_ptr<const Secret> secret;
   bool insecure = false;
   AgentVersions versions;
+  // This agent's rails' MTUs by rail name, sent in every welcome (read per session, so a changed
+  // MTU shows up without a restart). Empty function: not sent.
+  std::function<std::map<std::string, std::uint64_t>()> rail_mtus;
   Limits limits;
   // responder.allowed_networks; empty: every peer address may connect.
   std::vector<Network> allowed_networks;

@@ -4,6 +4,8 @@
 // envelope and the versions are checked here.
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -29,6 +31,10 @@ bool IsInsecureHello(const nlohmann::json& hello);
 struct Welcome {
   AgentVersions versions;
   bool authenticated = true;
+  // The MTU of each of the responder's rails, by rail name, for the peer_mtu health check.
+  // Optional on the wire ("rail_mtus", sent when not empty): a welcome without it, from a peer
+  // that predates it, means unknown.
+  std::map<std::string, std::uint64_t> rail_mtus;
 };
 
 // R -> I, answering probe_setup: the handler's fields (a JSON object) and the versions.

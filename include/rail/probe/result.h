@@ -101,6 +101,18 @@ struct ProbeResult {
   std::optional<double> peer_cpu_seconds;
   std::string peer_agent_version;
   std::string peer_ucx_version;
+  // MTU of each of the peer's rails (by rail name) as its responder reported them in the
+  // welcome; empty when the peer predates the field or could not read them.
+  std::map<std::string, std::uint64_t> peer_rail_mtus;
 };
+
+// Striping of a multi-rail UCX run: the counter delta of the probed rail that carried the highest
+// share of the bytes (RailCounterDelta::share). nullopt unless the run is
+// ucx_multirail_throughput and the counters saw at least two of its rails. The probe collector
+// (rail_multirail_not_striping) and the multirail_striping health check both judge by it.
+std::optional<RailCounterDelta> BusiestProbedRail(const ProbeResult& result);
+// A run is not striping when one rail carried more than this share
+// (health.multirail_max_rail_share).
+inline constexpr double kDefaultMaxRailShare = 0.8;
 
 }  // namespace rail::probe

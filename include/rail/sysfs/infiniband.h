@@ -74,6 +74,11 @@ struct InfinibandDevice {
   std::vector<InfinibandPort> ports;          // ports/*
 };
 
+// The counter `file` (a counters/ name) is best read from: counters/<file>, or its 64-bit
+// counters_ext/ copy where the classic file is narrower or absent (qib, hfi1). nullptr when the
+// port has neither.
+const PortCounter* BestPortCounter(const InfinibandPort& port, const std::string& file);
+
 struct InfinibandReadOptions {
   bool counters = true;     // counters/ and counters_ext/
   bool hw_counters = true;  // hw_counters/

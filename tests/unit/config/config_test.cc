@@ -105,6 +105,38 @@ responder:
               HasSubstr("responder.limits.max_connections_per_ip: must be positive"));
 }
 
+TEST(ConfigTest, HealthThresholdsDefaultAndParse) {
+  const auto defaults = ParseConfig("", "test.yaml");
+  EXPECT_DOUBLE_EQ(defaults.health.probe_throughput_min_line_rate_fraction, 0.5);
+  EXPECT_DOUBLE_EQ(defaults.health.probe_throughput_min_sibling_fraction, 0.5);
+  EXPECT_DOUBLE_EQ(defaults.health.multirail_max_rail_share, 0.8);
+  const auto config = ParseConfig(R"(
+health:
+  probe_throughput_min_line_rate_fraction: 0.7
+  probe_throughput_min_sibling_fraction: 0.6
+  multirail_max_rail_share: 0.9
+)",
+                                  "test.yaml");
+  EXPECT_DOUBLE_EQ(config.health.probe_throughput_min_line_rate_fraction, 0.7);
+  EXPECT_DOUBLE_EQ(config.health.probe_throughput_min_sibling_fraction, 0.6);
+  EXPECT_DOUBLE_EQ(config.health.multirail_max_rail_share, 0.9);
+}
+
+TEST(ConfigTest, HealthErrorsNameTheKey) {
+  EXPECT_THAT(ErrorOf("health:\n  multirail_max_share: 0.5\n"),
+              HasSubstr("test.yaml: health.multirail_max_share: unknown key"));
+  EXPECT_THAT(ErrorOf("health:\n  multirail_max_rail_share: 1\n"),
+              HasSubstr("health.multirail_max_rail_share: must be below 1"));
+  EXPECT_THAT(ErrorOf("health:\n  probe_throughput_min_sibling_fraction: 0\n"),
+              HasSubstr("health.probe_throughput_min_sibling_fraction: must be greater than 0"));
+  EXPECT_THAT(ErrorOf("health:\n  probe_throughput_min_line_rate_fraction: 1.5\n"),
+              HasSubstr("health.probe_throughput_min_line_rate_fraction: must be greater than 0 "
+                        "and at most 1, got 1.5"));
+  EXPECT_THAT(ErrorOf("health:\n  probe_throughput_min_line_rate_fraction: half\n"),
+              HasSubstr("health.probe_throughput_min_line_rate_fraction: expected a number"));
+  EXPECT_THAT(ErrorOf("health: [1]\n"), HasSubstr("health: expected a mapping"));
+}
+
 TEST(ConfigTest, UnreadableFileNamesTheFile) {
   try {
     LoadConfigFile("/nonexistent/rail.yaml");

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "rail/peer/encoding.h"
+#include "rail/peer/session_messages.h"
 
 namespace rail::peer {
 namespace {
@@ -208,6 +209,38 @@ TEST(Messages, LongOffendingValuesAreShortenedInErrors) {
   EXPECT_FALSE(FromJson(wire, &decoded, &error));
   EXPECT_LT(error.size(), 150u) << error;
   EXPECT_NE(error.find("..."), std::string::npos);
+}
+
+TEST(WelcomeMessage, RailMtusRoundTripAndAreOptional) {
+  Welcome welcome{{"1.0", "1.13.1"}, true, {{"rail0", 9000}, {"rail1", 1500}}};
+  const json wire = ToJson(welcome);
+  EXPECT_EQ(wire["rail_mtus"]["rail1"], 1500);
+  Welcome decoded;
+  std::string error;
+  ASSERT_TRUE(FromJson(wire, &decoded, &error)) << error;
+  EXPECT_EQ(decoded.rail_mtus, welcome.rail_mtus);
+
+  // A welcome of an agent that predates the field: unknown MTUs, not an error.
+  Welcome old{{"0.9", "1.13.1"}, true, {}};
+  const json old_wire = ToJson(old);
+  EXPECT_FALSE(old_wire.contains("rail_mtus"));
+  decoded.rail_mtus = {{"stale", 1}};
+  ASSERT_TRUE(FromJson(old_wire, &decoded, &error)) << error;
+  EXPECT_TRUE(decoded.rail_mtus.empty());
+}
+
+TEST(WelcomeMessage, MalformedRailMtusAreRejectedNamingTheField) {
+  json wire = ToJson(Welcome{{"1.0", "1.13.1"}, true, {}});
+  Welcome decoded;
+  std::string error;
+  wire["rail_mtus"] = json::array({9000});
+  EXPECT_FALSE(FromJson(wire, &decoded, &error));
+  EXPECT_NE(error.find("welcome: field \"rail_mtus\""), std::string::npos) << error;
+  wire["rail_mtus"] = json{{"rail0", "9000"}};
+  EXPECT_FALSE(FromJson(wire, &decoded, &error));
+  EXPECT_NE(error.find("MTU of rail \"rail0\""), std::string::npos) << error;
+  wire["rail_mtus"] = json{{"rail0", -1}};
+  EXPECT_FALSE(FromJson(wire, &decoded, &error));
 }
 
 }  // namespace

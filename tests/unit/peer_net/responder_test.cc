@@ -10,6 +10,24 @@ namespace {
 
 using nlohmann::json;
 
+TEST_F(ResponderTest, WelcomeCarriesTheRailMtus) {
+  auto options = Options();
+  options.rail_mtus = [] { return std::map<std::string, std::uint64_t>{{"rail0", 9000}}; };
+  StartResponder(std::move(options));
+  NetError error;
+  auto client = Connect(ClientWith(secret_), &error);
+  ASSERT_NE(client, nullptr) << error.reason << ": " << error.message;
+  EXPECT_EQ(client->peer_rail_mtus(), (std::map<std::string, std::uint64_t>{{"rail0", 9000}}));
+}
+
+TEST_F(ResponderTest, WelcomeWithoutRailMtusMeansUnknown) {
+  StartResponder(Options());  // no rail_mtus function, as a responder that predates them
+  NetError error;
+  auto client = Connect(ClientWith(secret_), &error);
+  ASSERT_NE(client, nullptr) << error.reason << ": " << error.message;
+  EXPECT_TRUE(client->peer_rail_mtus().empty());
+}
+
 TEST_F(ResponderTest, GoodHandshakeThenProbe) {
   StartResponder(Options());
   NetError error;

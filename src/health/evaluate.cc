@@ -1,0 +1,136 @@
+// EvaluateChecks: every family, then one stable order (check token, rail, peer), so that the
+// exposition, the landing page and the log all list verdicts alike.
+#include <spdlog/fmt/fmt.h>
+#include <spdlog/fmt/ranges.h>
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+#include "health/check_helpers.h"
+
+namespace rail::health {
+namespace detail {
+
+CheckResult Verdict(std::string check, std::string rail, std::string peer, std::string reason) {
+  CheckResult result;
+  result.check = std::move(check);
+  result.rail = std::move(rail);
+  result.peer = std::move(peer);
+  result.ok = reason.empty();
+  result.reason = std::move(reason);
+  return result;
+}
+
+const std::vector<Rail>& Rails(const HealthInputs& inputs) {
+  static const std::vector<Rail> kNone;
+  return inputs.rails ? *inputs.rails : kNone;
+}
+
+const std::vector<probe::SeriesState>& Series(const HealthInputs& inputs) {
+  static const std::vector<probe::SeriesState> kNone;
+  return inputs.probe_series ? *inputs.probe_series : kNone;
+}
+
+const std::vector<InterfaceAddress>& Addresses(const HealthInputs& inputs) {
+  static const std::vector<InterfaceAddress> kNone;
+  return inputs.addresses ? *inputs.addresses : kNone;
+}
+
+const AgentConfig& Config(const HealthInputs& inputs) {
+  static const AgentConfig kDefaults;
+  return inputs.config ? *inputs.config : kDefaults;
+}
+
+const sysfs::InfinibandPort* FindPort(const HealthInputs& inputs, const Rail& rail) {
+  if (rail.device.empty() || inputs.devices == nullptr) return nullptr;
+  for (const auto& device : *inputs.devices) {
+    if (device.name != rail.device) continue;
+    for (const auto& port : device.ports) {
+      if (port.number == rail.port) return &port;
+    }
+  }
+  return nullptr;
+}
+
+const sysfs::NetDevice* FindNetDevice(const HealthInputs& inputs, const std::string& name) {
+  if (name.empty() || inputs.net_devices == nullptr) return nullptr;
+  for (const auto& device : *inputs.net_devices) {
+    if (device.name == name) return &device;
+  }
+  return nullptr;
+}
+
+std::vector<const probe::ProbeResult*> LatestPerPeer(const HealthInputs& inputs) {
+  std::map<std::string, const probe::ProbeResult*> latest;
+  for (const auto& state : Series(inputs)) {
+    const auto& result = state.last;
+    if (result.peer_agent_version.empty()) continue;  // never got past the handshake
+    auto& slot = latest[result.peer];
+    if (slot == nullptr || result.finished_at > slot->finished_at) slot = &result;
+  }
+  std::vector<const probe::ProbeResult*> out;
+  for (const auto& [peer, result] : latest) out.push_back(result);
+  return out;
+}
+
+std::string Join(const std::vector<std::string>& items, const char* separator) {
+  return fmt::format("{}", fmt::join(items, separator));
+}
+
+std::string Gbits(double bytes_per_second) {
+  return fmt::format("{:.3g} Gbit/s", bytes_per_second * 8 / 1e9);
+}
+
+}  // namespace detail
+
+namespace {
+
+// The order of the tokens in checks.h.
+constexpr const char* kCheckOrder[] = {"port_active",
+                                       "port_rate",
+                                       "roce_gid",
+                                       "duplicate_subnet",
+                                       "mtu",
+                                       "peer_mtu",
+                                       "peer_version",
+                                       "counter_saturated",
+                                       "multirail_striping",
+                                       "probe_throughput",
+                                       "transport_fallback"};
+
+std::size_t CheckRank(const std::string& check) {
+  for (std::size_t i = 0; i < std::size(kCheckOrder); ++i) {
+    if (check == kCheckOrder[i]) return i;
+  }
+  return std::size(kCheckOrder);
+}
+
+}  // namespace
+
+std::vector<CheckResult> EvaluateChecks(const HealthInputs& inputs) {
+  std::vector<CheckResult> results;
+  detail::CheckPorts(inputs, results);
+  detail::CheckRoceGids(inputs, results);
+  detail::CheckSubnets(inputs, results);
+  detail::CheckMtus(inputs, results);
+  detail::CheckPeerVersions(inputs, results);
+  detail::CheckCounters(inputs, results);
+  detail::CheckProbes(inputs, results);
+
+  // Rails in the inputs' order (configured first), host-wide verdicts ("") before them, rails
+  // only the probe results name after them.
+  std::map<std::string, std::size_t> rail_rank = {{"", 0}};
+  for (const auto& rail : detail::Rails(inputs)) rail_rank.emplace(rail.name, rail_rank.size());
+  const auto rank = [&](const CheckResult& result) {
+    const auto it = rail_rank.find(result.rail);
+    return std::make_tuple(CheckRank(result.check),
+                           it == rail_rank.end() ? rail_rank.size() : it->second, result.rail,
+                           result.peer);
+  };
+  std::stable_sort(results.begin(), results.end(),
+                   [&](const CheckResult& a, const CheckResult& b) { return rank(a) < rank(b); });
+  return results;
+}
+
+}  // namespace rail::health

@@ -1,0 +1,105 @@
+// A host for the health checks: a fixture tree read the way a scrape reads it, plus addresses and
+// probe results the test injects.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "rail/health/checks.h"
+#include "rail/sysfs/filesystem.h"
+#include "rail/sysfs/netclass.h"
+
+namespace rail::health::test {
+
+struct Host {
+  explicit Host(const std::string& tree, AgentConfig agent_config = {})
+      : sys(std::string(RAIL_FIXTURES) + "/" + tree + "/sys"),
+        proc(std::string(RAIL_FIXTURES) + "/" + tree + "/proc"),
+        config(std::move(agent_config)) {
+    sysfs::ReadErrors errors;
+    devices = sysfs::ReadInfiniband(sys, {}, errors);
+    rails = DiscoverRails(devices, config);
+    for (const auto& name : sysfs::ListNetDevices(sys, errors)) {
+      if (auto device = sysfs::ReadNetDevice(sys, name, errors)) {
+        net_devices.push_back(std::move(*device));
+      }
+    }
+    bonds = sysfs::ReadBonds(sys, proc, errors);
+  }
+
+  HealthInputs Inputs() const {
+    HealthInputs inputs;
+    inputs.rails = &rails;
+    inputs.devices = &devices;
+    inputs.net_devices = &net_devices;
+    inputs.bonds = &bonds;
+    inputs.addresses = &addresses;
+    inputs.probe_series = &series;
+    inputs.config = &config;
+    inputs.own_agent_version = "0.4.0";
+    inputs.own_ucx_version = "1.13.1";
+    return inputs;
+  }
+
+  std::vector<CheckResult> Evaluate() const { return EvaluateChecks(Inputs()); }
+
+  // A successful probe result recorded as its series' latest.
+  probe::ProbeResult& AddResult(probe::ProbeKind kind, std::vector<std::string> probe_rails,
+                                double bytes_per_second, const std::string& peer = "b") {
+    probe::SeriesState state;
+    state.key.kind = probe::ProbeKindName(kind);
+    state.key.peer = peer;
+    state.key.rail = probe::RailLabel(probe_rails);
+    state.key.message_size_bytes = 1 << 20;
+    state.last.kind = kind;
+    state.last.peer = peer;
+    state.last.rails = std::move(probe_rails);
+    state.last.success = true;
+    state.last.message_size_bytes = 1 << 20;
+    state.last.throughput_bytes_per_second = bytes_per_second;
+    state.last.peer_agent_version = "0.4.0";
+    state.last.peer_ucx_version = "1.13.1";
+    state.runs = 1;
+    series.push_back(std::move(state));
+    return series.back().last;
+  }
+
+  sysfs::RootedFilesystem sys;
+  sysfs::RootedFilesystem proc;
+  AgentConfig config;
+  std::vector<sysfs::InfinibandDevice> devices;
+  std::vector<Rail> rails;
+  std::vector<sysfs::NetDevice> net_devices;
+  std::vector<sysfs::Bond> bonds;
+  std::vector<InterfaceAddress> addresses;
+  std::vector<probe::SeriesState> series;
+};
+
+// The verdict of `check` for `rail` and `peer`; nullopt when there is none.
+inline std::optional<CheckResult> Find(const std::vector<CheckResult>& results,
+                                       const std::string& check, const std::string& rail,
+                                       const std::string& peer = "") {
+  for (const auto& result : results) {
+    if (result.check == check && result.rail == rail && result.peer == peer) return result;
+  }
+  return std::nullopt;
+}
+
+inline std::size_t Count(const std::vector<CheckResult>& results, const std::string& check) {
+  std::size_t count = 0;
+  for (const auto& result : results) count += result.check == check ? 1 : 0;
+  return count;
+}
+
+inline RailConfig DeviceRail(std::string name, std::string device, unsigned port = 1) {
+  RailConfig rail;
+  rail.name = std::move(name);
+  rail.device = std::move(device);
+  rail.port = port;
+  return rail;
+}
+
+}  // namespace rail::health::test
