@@ -95,6 +95,17 @@ def errors_by_reason(samples, kind, rail=None):
 class LabFaultsTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
+        # tearDownClass does not run when setUpClass fails: clean up here then.
+        try:
+            cls._set_up()
+        except unittest.SkipTest:
+            raise
+        except BaseException:
+            cls.tearDownClass()
+            raise
+
+    @classmethod
+    def _set_up(cls):
         if shutil.which("ip") is None or shutil.which("curl") is None:
             raise unittest.SkipTest("needs iproute2 and curl")
         cls.tmp = tempfile.mkdtemp(prefix="rail-faults-")
@@ -117,7 +128,8 @@ class LabFaultsTest(unittest.TestCase):
         try:
             lab("down")
         finally:
-            shutil.rmtree(cls.tmp, ignore_errors=True)
+            if getattr(cls, "tmp", None):
+                shutil.rmtree(cls.tmp, ignore_errors=True)
 
     @classmethod
     def write(cls, name, text, mode=0o644):
