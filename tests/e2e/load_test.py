@@ -253,7 +253,7 @@ class LoadTest(unittest.TestCase):
         sampler = RssSampler(pid)
         sampler.start()
         result = self.wrk_result(self.wrk(seconds, connections, pause_ms), seconds)
-        peak = sampler.stop()
+        peak = max(sampler.stop(), rss_before)
         rss_after = rss_kib(pid)
         runs_after, errors_after, _ = self.probe_counts()
         runs, probe_errors = runs_after - runs_before, errors_after - errors_before
