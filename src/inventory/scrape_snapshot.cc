@@ -29,6 +29,13 @@ const std::vector<Rail>& ScrapeSnapshot::Rails() {
   if (!rails_) {
     static const AgentConfig kNoConfig;
     rails_ = DiscoverRails(Devices(), sources_.config ? *sources_.config : kNoConfig);
+    // Discovery cannot tell whether a netdev-only rail's netdev exists (it sees RDMA devices
+    // only): class/net/<netdev> answers, so that a deleted netdev shows as rail_present 0.
+    for (auto& rail : *rails_) {
+      if (rail.device.empty() && !rail.netdev.empty()) {
+        rail.present = sources_.sys->IsDirectory("class/net/" + rail.netdev);
+      }
+    }
   }
   return *rails_;
 }

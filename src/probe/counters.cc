@@ -16,8 +16,12 @@ bool ReadUnsigned(const sysfs::Filesystem& sys, const std::string& path, std::ui
   return true;
 }
 
+// A counter that went backwards was reset (device reset, driver reload) and counted up from zero
+// since, as Prometheus' increase() assumes: what it reads now is what the rail carried since the
+// reset, a lower bound of what it carried during the probe. Zero instead would make a rail that
+// reset mid-probe look idle, and hand its share of a multi-rail probe to the other rails.
 std::uint64_t Delta(std::uint64_t before, std::uint64_t after) {
-  return after >= before ? after - before : 0;
+  return after >= before ? after - before : after;
 }
 
 }  // namespace

@@ -135,6 +135,10 @@ std::optional<std::string> Validate(const ProbeParams& params) {
 
 }  // namespace
 
+double TcpThroughputSeconds(double receiver_seconds, double sending_seconds) {
+  return std::max(receiver_seconds, sending_seconds);
+}
+
 ProbeResult TcpThroughputProbe::Run(const ProbeParams& params, const ProbeContext& context) {
   ProbeResult result = detail::NewResult(params);
   result.kind = ProbeKind::kTcpThroughput;
@@ -214,8 +218,8 @@ ProbeResult TcpThroughputProbe::Run(const ProbeParams& params, const ProbeContex
   if (reported) {
     result.peer_cpu_seconds = detail::ReportNumber(report, "cpu_seconds");
     result.bytes = detail::ReportCount(report, "bytes_received").value_or(0);
-    const double receiver_seconds = detail::ReportNumber(report, "seconds").value_or(0);
-    result.seconds = receiver_seconds > 0 ? receiver_seconds : sending_seconds;
+    result.seconds =
+        TcpThroughputSeconds(detail::ReportNumber(report, "seconds").value_or(0), sending_seconds);
     if (result.seconds > 0) {
       result.throughput_bytes_per_second = static_cast<double>(result.bytes) / result.seconds;
     }

@@ -31,9 +31,10 @@ class RailCounterReader {
   const sysfs::Filesystem& sys_;
 };
 
-// Per-rail deltas of `probed` rails with each one's share of their transmitted bytes; counters
-// that went backwards (device reset) count as zero. `other_rails_bytes` receives the bytes
-// transmitted on rails present in both snapshots but not probed.
+// Per-rail deltas of `probed` rails with each one's share of their transmitted bytes; a counter
+// that went backwards (device reset) counts what it reads now, the bytes since the reset.
+// `other_rails_bytes` receives the bytes transmitted on rails present in both snapshots but not
+// probed.
 std::vector<RailCounterDelta> CounterDeltas(const RailCounterSnapshot& before,
                                             const RailCounterSnapshot& after,
                                             const std::vector<std::string>& probed,

@@ -50,6 +50,12 @@ inline constexpr unsigned kTcpRttWarmupRoundTrips = 16;
 inline constexpr std::uint64_t kTcpRttMaxRoundTrips = 1'000'000;
 inline constexpr std::uint64_t kTcpRttMaxMessageBytes = std::uint64_t{1} << 20;
 
+// The time a tcp_throughput run's bytes are divided by: the receiver's window from its first to
+// its last byte, or the sender's time spent sending when that is longer. A rail that stalled
+// mid-run (its link set down) delivers nothing after its last byte: over the receiver's window
+// alone, a run that moved 40 MB in 6 s would report the rate of its first 0.1 s.
+double TcpThroughputSeconds(double receiver_seconds, double sending_seconds);
+
 class TcpThroughputProbe final : public Probe {
  public:
   ProbeKind kind() const override { return ProbeKind::kTcpThroughput; }

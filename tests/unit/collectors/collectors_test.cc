@@ -190,5 +190,28 @@ TEST(CollectorsTest, HostWithoutRdmaServesNetdevInventory) {
   EXPECT_EQ(Sample(families, "rail_rails"), 0);
 }
 
+// A netdev-only rail is present while its netdev exists: a deleted veth or a NIC gone from the
+// bus must show as rail_present 0, as a configured RDMA device that vanished does.
+TEST(CollectorsTest, NetdevOnlyRailIsPresentOnlyWhileItsNetdevExists) {
+  test::FakeFilesystem sys(kFixtures + "/spark-dual-rail/sys");
+  sysfs::RootedFilesystem proc(kFixtures + "/spark-dual-rail/proc");
+  AgentConfig config;
+  for (const auto& [name, netdev] : {std::pair{"here", "enp1s0f0np0"}, {"gone", "ra9"}}) {
+    RailConfig rail;
+    rail.name = name;
+    rail.netdev = netdev;
+    config.rails.push_back(rail);
+  }
+  Scraper scraper(sys, proc, test::AllCollectorNames(), config);
+  auto families = scraper.Scrape();
+  EXPECT_EQ(Sample(families, "rail_present", {{"rail", "here"}}), 1);
+  EXPECT_EQ(Sample(families, "rail_present", {{"rail", "gone"}}), 0);
+  sys.Remove("class/net/enp1s0f0np0");
+  families = scraper.Scrape();
+  EXPECT_EQ(Sample(families, "rail_present", {{"rail", "here"}}), 0);
+  EXPECT_EQ(Sample(families, "rail_info", {{"rail", "here"}, {"netdev", "enp1s0f0np0"}}), 1)
+      << "a configured rail stays listed while absent";
+}
+
 }  // namespace
 }  // namespace rail

@@ -120,6 +120,18 @@ TEST_F(TcpProbeTest, ThroughputOneStream) {
   EXPECT_EQ(result.message_size_bytes, 128u * 1024);
 }
 
+// A rail whose link went down 0.1 s into a 6 s run: the receiver saw bytes for 0.1 s, the
+// sender tried for 6 s. The run is measured over the 6 s, so its throughput shows the stall.
+TEST(TcpThroughputSeconds, StalledRunIsMeasuredOverTheSendersTime) {
+  EXPECT_DOUBLE_EQ(TcpThroughputSeconds(0.1, 6.0), 6.0);
+}
+
+TEST(TcpThroughputSeconds, HealthyRunIsMeasuredOverTheReceiversWindow) {
+  // The receiver's last byte comes after the sender's last send() returned.
+  EXPECT_DOUBLE_EQ(TcpThroughputSeconds(6.002, 6.0), 6.002);
+  EXPECT_DOUBLE_EQ(TcpThroughputSeconds(0, 6.0), 6.0) << "no report of the receiver's window";
+}
+
 TEST_F(TcpProbeTest, ThroughputFourStreams) {
   ProbeParams params = Params(ProbeKind::kTcpThroughput);
   params.streams = 4;
