@@ -1,0 +1,1 @@
+"""The dashboards of dashboards/, one module per dashboard (see dashboards/generate.py)."""

@@ -1,0 +1,158 @@
+"""Host overview: the rail table, failing checks, agent, devices and GIDs."""
+
+from generator.panels import (
+    INST, NETDEV_ONLY_RAILS, OK_FAIL, RAILS_BY_PORT, SEL, UP_DOWN, dashboard,
+    merged_table_transformations, override, per_netdev, stat, state_timeline, table, targets,
+    thresholds, value_map,
+)
+
+
+def host_overview():
+    rail_table = table(
+        "Rails",
+        "One row per rail: rail_info, the port state (rail_active, or the netdev's operstate for "
+        "rails without an RDMA device), line rate (rail:line_rate_bytes_per_second), netdev MTU, "
+        "the RoCE v2 GID carrying the rail's IPv4 address (rail_gid_info), the transport UCX "
+        "probes really used (rail_probe_transport_info: TCP when any lane ran over tcp) and how "
+        "many health checks fail (rail_check_ok == 0).",
+        targets(
+            "max by (instance, rail, device, port, netdev, link_layer, ipv4, transport) "
+            "(rail_info{%s})" % SEL,
+            "max by (instance, rail) (rail_active{%s} or on (instance, job, rail) %s "
+            "or on (instance, job, rail) rail_present{%s})"
+            % (SEL, per_netdev("rail_netdev_up{%s}" % INST, NETDEV_ONLY_RAILS), SEL),
+            "8 * max by (instance, rail) (rail:line_rate_bytes_per_second{%s})" % SEL,
+            "max by (instance, rail) (%s)" % per_netdev("rail_netdev_mtu_bytes{%s}" % INST),
+            "max by (instance, rail, gid) (rail_gid_info{%s, type=\"RoCE v2\", ipv4!=\"\"} "
+            "* on (instance, job, device, port, netdev, ipv4) group_left (rail) "
+            "max without (link_layer, transport, source) (rail_info{%s, device!=\"\"}))"
+            % (INST, SEL),
+            "max by (instance, rail) ("
+            "2 * rail_probe_transport_info{%s, rail!~\".*[+].*\", kind!~\"tcp_.*\", "
+            "transport=\"tcp\"} or rail_probe_transport_info{%s, rail!~\".*[+].*\", "
+            "kind!~\"tcp_.*\", transport!=\"tcp\"})" % (SEL, SEL),
+            "sum by (instance, rail) (1 - rail_check_ok{%s, rail!=\"\"})" % SEL,
+            instant=True, fmt="table"),
+        merged_table_transformations(
+            hide=["Time", "Value #A", "Value #E"],
+            order=["instance", "rail", "Value #B", "Value #C", "device", "port", "netdev",
+                   "link_layer", "ipv4", "gid", "Value #D", "transport", "Value #F",
+                   "Value #G"],
+            rename={"instance": "Instance", "rail": "Rail", "device": "Device", "port": "Port",
+                    "netdev": "Netdev", "link_layer": "Link layer", "ipv4": "IPv4",
+                    "gid": "RoCE v2 GID", "transport": "Rail class"}),
+        [
+            override("byName", "Value #B", displayName="State", mappings=UP_DOWN,
+                     custom__cellOptions={"type": "color-background"}),
+            override("byName", "Value #C", displayName="Speed", unit="bps"),
+            override("byName", "Value #D", displayName="MTU", unit="bytes"),
+            override("byName", "Value #F", displayName="UCX transport used",
+                     mappings=value_map({1: ("RDMA", "green"), 2: ("TCP", "orange")}),
+                     custom__cellOptions={"type": "color-text"}),
+            override("byName", "Value #G", displayName="Failing checks",
+                     thresholds=thresholds("green", (1, "red")),
+                     custom__cellOptions={"type": "color-background"}),
+        ],
+        sort_by="Rail")
+    failing = table(
+        "Failing checks",
+        "Every failing health check with its reason (rail_check_info; only failing checks have "
+        "a series). Host-wide checks (no rail) are listed whatever rail is selected.",
+        targets("max by (instance, check, rail, peer, reason) (rail_check_info{%s, rail=~\"$rail|\"})"
+                % INST, instant=True, fmt="table"),
+        [{"id": "organize", "options": {
+            "excludeByName": {"Time": True, "Value": True},
+            "indexByName": {"instance": 0, "check": 1, "rail": 2, "peer": 3, "reason": 4},
+            "renameByName": {"instance": "Instance", "check": "Check", "rail": "Rail",
+                             "peer": "Peer", "reason": "Reason"}}}],
+        [], sort_by="Check")
+    checks = state_timeline(
+        "Checks over time",
+        "rail_check_ok per check, rail and peer: 1 passes, 0 fails.",
+        targets(("min by (instance, check, rail, peer) (rail_check_ok{%s, rail=~\"$rail|\"})"
+                 % INST, "{{instance}} {{check}} {{rail}} {{peer}}")),
+        OK_FAIL)
+    rails_up = stat(
+        "Rails up",
+        "Rails neither down nor missing (instance:rails_up:count) of all rails (rail_rails).",
+        targets(("instance:rails_up:count{%s}" % INST, "{{instance}} up"),
+                ("rail_rails{%s}" % INST, "{{instance}} rails")),
+        steps=("blue",))
+    failing_count = stat(
+        "Failing checks",
+        "Health checks failing now (rail_check_ok == 0), all rails and host-wide checks.",
+        targets(("sum by (instance) (1 - rail_check_ok{%s})" % INST, "{{instance}}")),
+        steps=("green", (1, "red")))
+    collectors = stat(
+        "Collectors failing",
+        "Collectors whose last scrape failed (rail_exporter_scrape_collector_success == 0).",
+        targets(("sum by (instance) (1 - rail_exporter_scrape_collector_success{%s})" % INST,
+                 "{{instance}}")),
+        steps=("green", (1, "red")))
+    read_errors = stat(
+        "sysfs read errors",
+        "Failed sysfs/procfs reads since the agent started (rail_exporter_read_errors_total).",
+        targets(("sum by (instance) (rail_exporter_read_errors_total{%s})" % INST,
+                 "{{instance}}")),
+        steps=("green", (1, "orange")))
+    agents = table(
+        "Agent and peers",
+        "This agent's version and UCX (rail_exporter_build_info) and what each peer reported "
+        "(rail_peer_info); Mismatch is rail_peer_version_mismatch.",
+        targets(
+            "max by (instance, version, ucx_version, revision) (rail_exporter_build_info{%s})"
+            % INST,
+            "max by (instance, peer, agent_version, ucx_version) (rail_peer_info{%s})" % INST,
+            "max by (instance, peer) (rail_peer_version_mismatch{%s})" % INST,
+            instant=True, fmt="table"),
+        [{"id": "merge", "options": {}},
+         {"id": "organize", "options": {
+             "excludeByName": {"Time": True, "Value #A": True, "Value #B": True},
+             "indexByName": {"instance": 0, "version": 1, "revision": 2, "ucx_version": 3,
+                             "peer": 4, "agent_version": 5, "Value #C": 6},
+             "renameByName": {"instance": "Instance", "version": "Agent", "revision": "Revision",
+                              "ucx_version": "UCX", "peer": "Peer",
+                              "agent_version": "Peer agent"}}}],
+        [override("byName", "Value #C", displayName="Mismatch",
+                  mappings=value_map({0: ("no", "green"), 1: ("yes", "red")}),
+                  custom__cellOptions={"type": "color-text"})])
+    devices = table(
+        "RDMA devices",
+        "RDMA devices (rail_infiniband_device_info): board, firmware, HCA type, node GUID.",
+        targets("max by (instance, device, board_id, fw_ver, hca_type, node_guid) "
+                "(rail_infiniband_device_info{%s})" % INST, instant=True, fmt="table"),
+        [{"id": "organize", "options": {
+            "excludeByName": {"Time": True, "Value": True},
+            "indexByName": {"instance": 0, "device": 1, "hca_type": 2, "board_id": 3,
+                            "fw_ver": 4, "node_guid": 5},
+            "renameByName": {"instance": "Instance", "device": "Device", "hca_type": "HCA",
+                             "board_id": "Board", "fw_ver": "Firmware",
+                             "node_guid": "Node GUID"}}}],
+        [], sort_by="Device")
+    gids = table(
+        "GID tables",
+        "Every non-empty GID (rail_gid_info) of the rails' ports: RoCE v2 GIDs must carry the "
+        "rail netdev's IPv4 address and must not point at a bond.",
+        targets("max by (instance, device, port, index, type, gid, netdev, ipv4) "
+                "(rail_gid_info{%s} * on (instance, job, device, port) group_left () %s)"
+                % (INST, RAILS_BY_PORT), instant=True, fmt="table"),
+        [{"id": "organize", "options": {
+            "excludeByName": {"Time": True, "Value": True},
+            "indexByName": {"instance": 0, "device": 1, "port": 2, "index": 3, "type": 4,
+                            "gid": 5, "netdev": 6, "ipv4": 7},
+            "renameByName": {"instance": "Instance", "device": "Device", "port": "Port",
+                             "index": "Index", "type": "Type", "gid": "GID",
+                             "netdev": "Netdev", "ipv4": "IPv4"}}}],
+        [], sort_by="Device")
+    layout = [
+        (rails_up, 6, 4), (failing_count, 6, 4), (collectors, 6, 4), (read_errors, 6, 4),
+        (rail_table, 24, 8),
+        (failing, 12, 8), (checks, 12, 8),
+        (agents, 12, 7), (devices, 12, 7),
+        (gids, 24, 8),
+    ]
+    return dashboard(
+        "rail-exporter-host", "Rail exporter / Host overview",
+        "The rails of a host: state, speed, netdev, RoCE v2 GID, the transport UCX really uses, "
+        "and the health checks that fail.",
+        layout)
