@@ -47,8 +47,11 @@ std::string Throughput(const std::optional<double>& bytes_per_second) {
   return Format("%.2f Gbit/s", *bytes_per_second * 8 / 1e9);
 }
 
-std::string Microseconds(const std::optional<double>& seconds) {
+// Round trips in the unit people quote them in: microseconds on a healthy rail, milliseconds
+// when something (a TCP fallback, a congested or loaded host) is wrong.
+std::string RoundTrip(const std::optional<double>& seconds) {
   if (!seconds) return "";
+  if (*seconds >= 1e-3) return Format("%.2f ms", *seconds * 1e3);
   return Format("%.1f &micro;s", *seconds * 1e6);
 }
 
@@ -76,7 +79,7 @@ void RenderRow(std::ostringstream& html, const LandingRailRow& row) {
        << "</td><td>" << Escape(row.speed) << "</td><td>" << Escape(row.ipv4) << "</td><td>"
        << Escape(row.roce_gid) << "</td><td title=\"" << Escape(row.throughput_probe) << "\">"
        << Throughput(row.throughput_bytes_per_second) << "</td><td>"
-       << Microseconds(row.rtt_p50_seconds) << "</td><td>" << Microseconds(row.rtt_p99_seconds)
+       << RoundTrip(row.rtt_p50_seconds) << "</td><td>" << RoundTrip(row.rtt_p99_seconds)
        << "</td><td>" << Escape(row.transport) << "</td>";
   RenderChecks(html, row.failing);
   html << "</tr>\n";

@@ -137,6 +137,7 @@ TEST(LandingPageTest, RendersOneEscapedRowPerRailWithProbeFiguresAndChecks) {
   row.healthy_state = true;
   row.throughput_bytes_per_second = 12.5e9;
   row.rtt_p50_seconds = 4.25e-6;
+  row.rtt_p99_seconds = 0.0123;
   row.failing = {{"mtu", "rail<0>", "", false, "MTU 1500 & 9000"}};
   page.rails = {row, row};
   page.host_failing = {{"peer_version", "", "peer-b", false, "peer runs 0.9"}};
@@ -151,6 +152,7 @@ TEST(LandingPageTest, RendersOneEscapedRowPerRailWithProbeFiguresAndChecks) {
   EXPECT_NE(html.find("rail&lt;0&gt;"), std::string::npos);
   EXPECT_NE(html.find("100.00 Gbit/s"), std::string::npos);
   EXPECT_NE(html.find("4.2 &micro;s"), std::string::npos);
+  EXPECT_NE(html.find("12.30 ms"), std::string::npos);
   EXPECT_NE(html.find("MTU 1500 &amp; 9000"), std::string::npos);
   EXPECT_NE(html.find("peer_version (peer-b): peer runs 0.9"), std::string::npos);
   EXPECT_NE(html.find("http-equiv=\"refresh\""), std::string::npos);
