@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "rail/config.h"
+#include "rail/scrape_snapshot.h"
 #include "rail/web.h"
 
 namespace rail {
@@ -90,6 +91,7 @@ class Agent {
   std::unique_ptr<GidCache> gid_cache_;
   std::unique_ptr<health::HealthLog> health_log_;          // the health collector logs changes here
   std::function<bool(const std::string&)> device_filter_;  // compiled once
+  SnapshotSources sources_;                                // what scrapes and the landing page read
   std::vector<probe::ProbeRail> probe_rails_;  // read once at start, when probing is configured
   std::shared_ptr<CollectorSet> collectors_;
   std::unique_ptr<WebServer> web_;

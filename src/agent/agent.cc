@@ -9,6 +9,7 @@
 #include "rail/collector_set.h"
 #include "rail/gid_cache.h"
 #include "rail/health/checks.h"
+#include "rail/landing_page.h"
 #include "rail/peer/client.h"
 #include "rail/peer/responder.h"
 #include "rail/probe/handler_factory.h"
@@ -82,7 +83,7 @@ Agent::Agent(const AgentOptions& options) : options_(options) {
   results_ = std::make_unique<probe::ResultStore>();
   counter_reader_ = std::make_unique<probe::RailCounterReader>(*sys_);
 
-  SnapshotSources sources;
+  SnapshotSources& sources = sources_;
   sources.results = results_.get();
   sources.responder_stats = [this]() {
     return responder_ ? responder_->Snapshot() : peer::ResponderStats{};
@@ -245,6 +246,32 @@ void Agent::StartProbes() {
   std::string error;
   if (!runner_->Start(&error)) throw AgentError("probes: " + error);
   spdlog::info("scheduled {} probe job(s) over {} rail(s)", jobs, probe_rails_.size());
+}
+
+}  // namespace rail
+
+namespace rail {
+
+std::string Agent::RenderLandingPage() const {
+  sysfs::ReadErrors errors;
+  ScrapeSnapshot snapshot(sources_, errors);
+  std::vector<probe::SeriesState> current;
+  for (auto& state : results_->Snapshot()) {
+    if (results_->IsCurrent(state)) current.push_back(std::move(state));
+  }
+  const std::vector<health::CheckResult> checks;
+  const auto& build = GetBuildInfo();
+  LandingPage page;
+  page.version = build.version;
+  page.revision = build.revision;
+  page.ucx_version = build.ucx_version;
+  page.telemetry_path = options_.web.telemetry_path;
+  page.sysfs_root = options_.sysfs_root;
+  page.has_rdma_devices = !snapshot.Devices().empty();
+  page.rails = BuildLandingRows(snapshot.Rails(), snapshot.Devices(), snapshot.NetDevices(),
+                                current, checks);
+  page.host_failing = HostFailingChecks(page.rails, checks);
+  return rail::RenderLandingPage(page);
 }
 
 }  // namespace rail

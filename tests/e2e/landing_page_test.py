@@ -1,0 +1,225 @@
+#!/usr/bin/python3
+"""The landing page rendered by a real browser: Debian's Chromium, headless, loads "/" of an agent.
+
+* On the spark-dual-rail fixture the DOM Chromium built must hold one row per rail with the state,
+  speed and RoCE v2 GID, and the failing check of a configured rail whose device is missing.
+* As root, in the network-namespace lab (scripts/lab), host a probes host b over both rails and
+  the page must show each rail's last probe throughput, RTT p50/p99 and the transport UCX used.
+
+Set RAIL_LANDING_SCREENSHOT=<path.png> to keep the lab page's screenshot (docs/landing_page.png is
+made so). Skips with a message when /usr/bin/chromium is not installed (scripts/install-deps
+installs it) and, for the lab part, when not root.
+"""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+from html.parser import HTMLParser
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+from lab_probe_test import LabAgent, in_ns  # noqa: E402
+
+LAB = os.path.join(harness.REPO, "scripts", "lab")
+LAB_PREFIX = os.environ.get("RAIL_LANDING_LAB_PREFIX", "rlland")
+PROBE_WAIT = 120.0  # seconds for every rail to have a successful bulk and ping-pong probe
+
+CHROMIUM = os.environ.get("RAIL_CHROMIUM", "/usr/bin/chromium")
+BROWSER_TIMEOUT = 90.0  # seconds for one headless Chromium run on a loaded 2-core machine
+# The flags that keep Chromium off the network (closed here) and out of the user's profile.
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                  "--no-first-run", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync", "--hide-scrollbars"]
+
+CONFIG = """
+rails:
+  - {name: rail0, device: rocep1s0f0, expected_rate_gbps: 100}
+  - {name: rail1, device: rocep1s0f1, expected_rate_gbps: 100}
+  - {name: rail9, device: mlx5_9}
+"""
+
+
+class RailTable(HTMLParser):
+    """The cells of every <tr class="rail"> of the page, by rail."""
+
+    def __init__(self):
+        super().__init__()
+        self.rows = {}
+        self._row = None
+        self._cell = None
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag == "tr" and attrs.get("class") == "rail":
+            self._row = []
+            self.rows[attrs.get("data-rail")] = self._row
+        elif tag == "td" and self._row is not None:
+            self._cell = []
+            self._row.append(self._cell)
+
+    def handle_endtag(self, tag):
+        if tag == "tr":
+            self._row = None
+        if tag == "td":
+            self._cell = None
+
+    def handle_data(self, data):
+        if self._cell is not None:
+            self._cell.append(data)
+
+    def cells(self, rail):
+        return ["".join(cell).strip() for cell in self.rows[rail]]
+
+
+COLUMNS = ["rail", "device", "netdev", "state", "speed", "IPv4", "RoCE v2 GID",
+           "probe throughput", "RTT p50", "RTT p99", "transport", "failing checks"]
+
+
+def chromium(test, tmp, *args, ns=None):
+    """Runs headless Chromium (inside namespace `ns` if given) and returns what it printed."""
+    profile = tempfile.mkdtemp(prefix="profile-", dir=tmp)
+    argv = [CHROMIUM] + CHROMIUM_FLAGS + ["--user-data-dir=" + profile] + list(args)
+    if ns:
+        argv = ["ip", "netns", "exec", ns] + argv
+    result = subprocess.run(argv, capture_output=True, text=True, timeout=BROWSER_TIMEOUT,
+                            stdin=subprocess.DEVNULL)
+    test.assertEqual(result.returncode, 0, "chromium failed:\n" + result.stderr[-2000:])
+    return result.stdout
+
+
+def require_chromium(test):
+    if not os.access(CHROMIUM, os.X_OK):
+        test.skipTest("%s is not installed (Debian package chromium; scripts/install-deps "
+                      "installs it)" % CHROMIUM)
+
+
+class LandingPageBrowserTest(unittest.TestCase):
+    def setUp(self):
+        harness.require_executable(self, harness.BINARY)
+        require_chromium(self)
+        self.tmp = tempfile.mkdtemp(prefix="rail-landing-")
+        self.addCleanup(shutil.rmtree, self.tmp, ignore_errors=True)
+        config = os.path.join(self.tmp, "rail.yml")
+        with open(config, "w") as f:
+            f.write(CONFIG)
+        tree = os.path.join(harness.FIXTURES, "spark-dual-rail")
+        self.agent = harness.RailExporter(harness.tree_flags(tree) + ["--config.file=" + config])
+        self.addCleanup(self.agent.stop)
+
+    def chromium(self, *args):
+        return chromium(self, self.tmp, *args)
+
+    def test_rail_rows_in_the_dom_chromium_built(self):
+        dom = self.chromium("--dump-dom", self.agent.base_url + "/")
+        self.assertIn("<title>rail_exporter</title>", dom)
+        table = RailTable()
+        table.feed(dom)
+        self.assertEqual(sorted(table.rows), ["rail0", "rail1", "rail9"], dom)
+        for rail in ("rail0", "rail1", "rail9"):
+            self.assertEqual(len(table.cells(rail)), len(COLUMNS), table.cells(rail))
+        rail0 = dict(zip(COLUMNS, table.cells("rail0")))
+        self.assertEqual(rail0["device"], "rocep1s0f0:1")
+        self.assertEqual(rail0["netdev"], "enp1s0f0np0")
+        self.assertEqual(rail0["state"], "active")
+        self.assertRegex(rail0["speed"], r"^\d+ Gb/sec")
+        self.assertEqual(rail0["IPv4"], "192.168.100.11")
+        self.assertRegex(rail0["RoCE v2 GID"], r"^\d+: 0000:.*:ffff:c0a8:640b \(RoCE v2\)$")
+        rail9 = dict(zip(COLUMNS, table.cells("rail9")))
+        self.assertEqual(rail9["state"], "missing")
+        self.assertIn("port_active", rail9["failing checks"])
+        self.assertEqual(rail0["failing checks"], "none")
+
+        # The same rails as the metrics: the page and /metrics never disagree on what a rail is.
+        metrics = self.agent.scrape()
+        rails_in_metrics = sorted(set(re.findall(r'^rail_info\{[^}]*rail="([^"]+)"', metrics,
+                                                 re.M)))
+        self.assertEqual(rails_in_metrics, sorted(table.rows))
+
+
+def lab(*args):
+    return subprocess.run([LAB] + list(args), env=dict(os.environ, LAB_PREFIX=LAB_PREFIX),
+                          capture_output=True, text=True, timeout=60, check=True)
+
+
+@unittest.skipUnless(os.geteuid() == 0, "needs root for network namespaces (scripts/lab)")
+class LandingPageLabTest(unittest.TestCase):
+    """Two agents in the lab; the page of host a after it probed host b over both rails."""
+
+    RAILS = {"rail0": ("ra0", "rb0"), "rail1": ("ra1", "rb1")}
+
+    def setUp(self):
+        harness.require_executable(self, harness.BINARY)
+        require_chromium(self)
+        self.tmp = tempfile.mkdtemp(prefix="rail-landing-lab-")
+        self.addCleanup(shutil.rmtree, self.tmp, ignore_errors=True)
+        lab("down")
+        self.addCleanup(lab, "down")
+        lab("up")
+        self.ns_a, self.ns_b = LAB_PREFIX + "-a", LAB_PREFIX + "-b"
+        responder = "responder:\n  listen_address: ':9841'\n"
+        config_b = self.write("b.yml", "rails:\n" + "".join(
+            "  - {name: %s, netdev: %s, transport: tcp}\n" % (rail, b)
+            for rail, (_, b) in self.RAILS.items()) + responder)
+        config_a = self.write("a.yml", "rails:\n" + "".join(
+            "  - {name: %s, netdev: %s, transport: tcp}\n" % (rail, a)
+            for rail, (a, _) in self.RAILS.items()) + responder + (
+            "peers:\n  - {name: b, address: '10.200.0.2:9841'}\n"
+            "budget: {max_bulk_time_fraction_per_rail: 0.5, max_bytes_per_hour: 100000000000000}\n"
+            "probes:\n"
+            "  - {kind: tcp_throughput, duration: 1s, timeout: 3s, interval: 10s}\n"
+            "  - {kind: ucx_rtt, message_sizes: [8], duration: 1s, timeout: 4s, interval: 5s}\n"))
+        for ns, config in ((self.ns_b, config_b), (self.ns_a, config_a)):
+            agent = LabAgent(ns, ["--config.file=" + config, "--peer.insecure"])
+            self.addCleanup(agent.stop)
+        self.agent_a = agent
+
+    def write(self, name, text):
+        path = os.path.join(self.tmp, name)
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
+    def wait_for_probes(self):
+        wanted = {(kind, rail) for kind in ("tcp_throughput", "ucx_rtt") for rail in self.RAILS}
+        deadline = time.monotonic() + PROBE_WAIT
+        seen = set()
+        while time.monotonic() < deadline:
+            seen = {(labels.get("kind"), labels.get("rail"))
+                    for name, labels, value in self.agent_a.samples()
+                    if name == "rail_probe_success" and value == 1.0}
+            if wanted <= seen:
+                return
+            time.sleep(1)
+        self.fail("probes that never succeeded within %.0fs: %s\n%s" % (
+            PROBE_WAIT, sorted(wanted - seen), self.agent_a.stderr_text()[-3000:]))
+
+    def test_probe_figures_and_transport_per_rail(self):
+        self.wait_for_probes()
+        url = "http://127.0.0.1:%d/" % self.agent_a.port
+        table = RailTable()
+        table.feed(chromium(self, self.tmp, "--dump-dom", url, ns=self.ns_a))
+        self.assertEqual(sorted(table.rows), sorted(self.RAILS))
+        for rail, (netdev, _) in self.RAILS.items():
+            row = dict(zip(COLUMNS, table.cells(rail)))
+            self.assertEqual(row["netdev"], netdev)
+            self.assertEqual(row["state"], "netdev up")
+            self.assertRegex(row["probe throughput"], r"^\d+\.\d\d Gbit/s$", row)
+            self.assertRegex(row["RTT p50"], r"^\d+\.\d+ (µs|ms)$", row)
+            self.assertRegex(row["RTT p99"], r"^\d+\.\d+ (µs|ms)$", row)
+            self.assertIn("tcp", row["transport"], row)
+        path = os.environ.get("RAIL_LANDING_SCREENSHOT") or os.path.join(self.tmp, "landing.png")
+        chromium(self, self.tmp, "--screenshot=" + os.path.abspath(path),
+                 "--window-size=1500,460", url, ns=self.ns_a)
+        with open(path, "rb") as f:
+            png = f.read()
+        self.assertTrue(png.startswith(b"\x89PNG\r\n\x1a\n"), "not a PNG")
+        self.assertGreater(len(png), 10000, "a blank page compresses to almost nothing")
+
+
+if __name__ == "__main__":
+    harness.main()
