@@ -9,6 +9,7 @@
 #include "rail/collector_set.h"
 #include "rail/gid_cache.h"
 #include "rail/health/checks.h"
+#include "rail/health/snapshot_checks.h"
 #include "rail/landing_page.h"
 #include "rail/peer/client.h"
 #include "rail/peer/responder.h"
@@ -259,7 +260,8 @@ std::string Agent::RenderLandingPage() const {
   for (auto& state : results_->Snapshot()) {
     if (results_->IsCurrent(state)) current.push_back(std::move(state));
   }
-  const std::vector<health::CheckResult> checks;
+  const auto verdicts = health::EvaluateSnapshot(snapshot);
+  const auto& checks = verdicts.checks;
   const auto& build = GetBuildInfo();
   LandingPage page;
   page.version = build.version;
@@ -270,6 +272,14 @@ std::string Agent::RenderLandingPage() const {
   page.has_rdma_devices = !snapshot.Devices().empty();
   page.rails = BuildLandingRows(snapshot.Rails(), snapshot.Devices(), snapshot.NetDevices(),
                                 current, checks);
+  for (auto& row : page.rails) {
+    // Netdev-only rails have no GID to take their address from: show the netdev's.
+    for (const auto& address : verdicts.addresses) {
+      if (row.ipv4.empty() && !row.netdev.empty() && address.ifname == row.netdev) {
+        row.ipv4 = address.address;
+      }
+    }
+  }
   page.host_failing = HostFailingChecks(page.rails, checks);
   return rail::RenderLandingPage(page);
 }

@@ -4,9 +4,38 @@
 #include "collectors/registry.h"
 #include "rail/build_info.h"
 #include "rail/health/checks.h"
+#include "rail/health/snapshot_checks.h"
 #include "rail/probe/result_store.h"
 
 namespace rail {
+
+health::SnapshotVerdicts health::EvaluateSnapshot(ScrapeSnapshot& snapshot) {
+  const auto& sources = snapshot.sources();
+  static const AgentConfig kNoConfig;
+  SnapshotVerdicts verdicts;
+  if (sources.interface_addresses) verdicts.addresses = sources.interface_addresses();
+  const std::vector<probe::SeriesState> series =
+      sources.results ? sources.results->Snapshot() : std::vector<probe::SeriesState>{};
+
+  HealthInputs inputs;
+  inputs.rails = &snapshot.Rails();
+  inputs.devices = &snapshot.Devices();
+  inputs.net_devices = &snapshot.NetDevices();
+  inputs.bonds = &snapshot.Bonds();
+  inputs.addresses = &verdicts.addresses;
+  inputs.probe_series = &series;
+  inputs.config = sources.config ? sources.config : &kNoConfig;
+  inputs.own_agent_version = GetBuildInfo().version;
+  inputs.own_ucx_version = GetBuildInfo().ucx_version;
+  if (const auto* store = sources.results) {
+    inputs.is_current = [store](const probe::SeriesState& state) {
+      return store->IsCurrent(state);
+    };
+  }
+  verdicts.checks = EvaluateChecks(inputs);
+  return verdicts;
+}
+
 namespace {
 
 class HealthCollector final : public Collector {
@@ -14,31 +43,8 @@ class HealthCollector final : public Collector {
   std::string Name() const override { return "health"; }
 
   void Collect(ScrapeSnapshot& snapshot, std::vector<prometheus::MetricFamily>& out) override {
-    const auto& sources = snapshot.sources();
-    static const AgentConfig kNoConfig;
-    const std::vector<health::InterfaceAddress> addresses =
-        sources.interface_addresses ? sources.interface_addresses()
-                                    : std::vector<health::InterfaceAddress>{};
-    const std::vector<probe::SeriesState> series =
-        sources.results ? sources.results->Snapshot() : std::vector<probe::SeriesState>{};
-
-    health::HealthInputs inputs;
-    inputs.rails = &snapshot.Rails();
-    inputs.devices = &snapshot.Devices();
-    inputs.net_devices = &snapshot.NetDevices();
-    inputs.bonds = &snapshot.Bonds();
-    inputs.addresses = &addresses;
-    inputs.probe_series = &series;
-    inputs.config = sources.config ? sources.config : &kNoConfig;
-    inputs.own_agent_version = GetBuildInfo().version;
-    inputs.own_ucx_version = GetBuildInfo().ucx_version;
-    if (const auto* store = sources.results) {
-      inputs.is_current = [store](const probe::SeriesState& state) {
-        return store->IsCurrent(state);
-      };
-    }
-    const auto results = health::EvaluateChecks(inputs);
-    if (sources.health_log != nullptr) sources.health_log->Observe(results);
+    const auto results = health::EvaluateSnapshot(snapshot).checks;
+    if (auto* log = snapshot.sources().health_log) log->Observe(results);
 
     auto ok = detail::Gauge("rail_check_ok",
                             "1 when the health check passes, 0 when it fails; the reason is on "
