@@ -53,6 +53,7 @@ bool UcxProbeSide::PostOperation(UcxOperation operation, std::size_t message_byt
   param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
   param.cb.send = &UcxProbeSide::OnSendComplete;
   param.user_data = &tracker_;
+  ++tracker_.posted;
   void* request = nullptr;
   switch (operation) {
     case UcxOperation::kPut:
@@ -142,6 +143,41 @@ std::string UcxProbeSide::FlushEndpoint(Clock::time_point deadline, const std::a
   return reason;
 }
 
+bool UcxProbeSide::DrainAfterAbort(std::string* why) {
+  if (!endpoint_) return true;
+  const Clock::time_point limit = Clock::now() + kAbortDrainLimit;
+  Clock::time_point last_completion = Clock::now();
+  std::uint64_t completed = tracker_.completed;
+  while (tracker_.completed < tracker_.posted) {
+    if (endpoint_status_ != UCS_OK) {
+      *why = std::string("endpoint failed: ") + ucs_status_string(endpoint_status_);
+      return false;
+    }
+    const Clock::time_point now = Clock::now();
+    if (now - last_completion >= kAbortDrainIdle || now >= limit) {
+      *why = std::to_string(tracker_.posted - tracker_.completed) +
+             " operations were still outstanding when the endpoint was closed";
+      return false;
+    }
+    ucp_worker_progress(worker_.get());
+    if (tracker_.completed != completed) {
+      completed = tracker_.completed;
+      last_completion = Clock::now();
+    }
+  }
+  // Local completion of a put only means the data left this side; the flush completes once the
+  // peer has acknowledged every operation.
+  std::string message;
+  const std::string reason =
+      FlushEndpoint(std::min(limit, Clock::now() + kAbortDrainIdle), nullptr, &message);
+  if (!reason.empty()) {
+    *why =
+        "the peer did not acknowledge every operation before the endpoint was closed: " + message;
+    return false;
+  }
+  return true;
+}
+
 ThroughputOutcome UcxProbeSide::RunThroughput(UcxOperation operation, std::size_t message_bytes,
                                               unsigned window, std::chrono::nanoseconds duration,
                                               const std::atomic<bool>* cancel) {
@@ -221,7 +257,8 @@ ThroughputOutcome UcxProbeSide::RunThroughput(UcxOperation operation, std::size_
   if (!reason.empty()) {
     outcome.error_reason = reason;
     outcome.error_message = std::string(UcxOperationName(operation)) + ": " + message;
-    AbortEndpoint();
+    const std::string undrained = AbortEndpoint();
+    if (!undrained.empty()) outcome.error_message += " (" + undrained + ")";
   }
   return outcome;
 }
@@ -243,6 +280,7 @@ std::string UcxProbeSide::PingPong(std::size_t message_bytes, Clock::time_point 
   param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
   param.cb.send = &UcxProbeSide::OnSendComplete;
   param.user_data = &tracker_;
+  ++tracker_.posted;
   void* request = ucp_tag_send_nbx(endpoint_.get(), ping_buffer, message_bytes, kPingTag, &param);
   if (request == nullptr) {
     tracker_.Complete(UCS_OK);
@@ -317,7 +355,8 @@ RttOutcome UcxProbeSide::RunRtt(std::size_t message_bytes, std::chrono::nanoseco
   if (!reason.empty()) {
     outcome.error_reason = reason;
     outcome.error_message = "rtt: " + message;
-    AbortEndpoint();
+    const std::string undrained = AbortEndpoint();
+    if (!undrained.empty()) outcome.error_message += " (" + undrained + ")";
   }
   return outcome;
 }

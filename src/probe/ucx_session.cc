@@ -365,15 +365,19 @@ int UcxProbeSide::QuarantinedSides() {
   return quarantined_sides.load();
 }
 
-void UcxProbeSide::AbortEndpoint() {
-  if (spec_.net_devices.size() > 1) {
+std::string UcxProbeSide::AbortEndpoint() {
+  std::string undrained;
+  const bool drained = DrainAfterAbort(&undrained);
+  // UCX 1.13.1's assertion needs operations outstanding on a multi-lane endpoint; a drained side
+  // has none, so only an undrained multi-device side must be quarantined.
+  if (!drained && spec_.net_devices.size() > 1) {
     quarantined_ = true;
     ++quarantined_sides;
     endpoint_.Abandon();
     remote_key_.release();
     remote_address_ = 0;
     remote_bytes_ = 0;
-    return;
+    return undrained;
   }
   // Forced close first: it completes every request still in UCX's hands (some use the remote
   // key), then the key can go.
@@ -381,6 +385,7 @@ void UcxProbeSide::AbortEndpoint() {
   remote_key_.reset();
   remote_address_ = 0;
   remote_bytes_ = 0;
+  return undrained;
 }
 
 }  // namespace rail::probe

@@ -224,8 +224,9 @@ class UcxProbeSide {
   // active messages that the responder's Serve must progress; RDMA transports leave the
   // responder's CPU out of put and get.
   // Draining and flushing are bounded by drain_timeout() ("timeout"); `cancel` (may be null) is
-  // polled ("cancelled"). After such an abort the endpoint is closed by force (that is the only
-  // way UCX completes outstanding requests): Connect and SetRemoteMemory again before reuse.
+  // polled ("cancelled"). After such an abort the side first lets what it posted drain into the
+  // peer (see DrainAfterAbort), then closes the endpoint by force (the only way UCX completes
+  // requests still outstanding): Connect and SetRemoteMemory again before reuse.
   ThroughputOutcome RunThroughput(UcxOperation operation, std::size_t message_bytes,
                                   unsigned window, std::chrono::nanoseconds duration,
                                   const std::atomic<bool>* cancel);
@@ -241,6 +242,11 @@ class UcxProbeSide {
   // default: generous for a healthy rail, short enough that a dead one ends the probe.
   void set_drain_timeout(std::chrono::nanoseconds timeout) { drain_timeout_ = timeout; }
   std::chrono::nanoseconds drain_timeout() const { return drain_timeout_; }
+  // After an abort, before the endpoint closes, what was posted drains into the peer (see
+  // DrainAfterAbort) for at most kAbortDrainLimit, and only while operations keep completing at
+  // least every kAbortDrainIdle: an abort may outlast the probe's deadline by that much.
+  static constexpr std::chrono::milliseconds kAbortDrainIdle{1000};
+  static constexpr std::chrono::milliseconds kAbortDrainLimit{5000};
 
   // ---- responder ----
 
@@ -279,6 +285,7 @@ class UcxProbeSide {
   // Request bookkeeping shared with UCX callbacks; members so their address outlives any
   // request still in UCX's hands.
   struct OperationTracker {
+    std::uint64_t posted = 0;  // handed to UCX; completed may lag behind
     std::uint64_t completed = 0;
     std::uint64_t failed = 0;
     ucs_status_t first_error = UCS_OK;
@@ -317,13 +324,27 @@ class UcxProbeSide {
   std::string PingPong(std::size_t message_bytes, std::chrono::steady_clock::time_point deadline,
                        const std::atomic<bool>* cancel,
                        std::chrono::steady_clock::time_point* echoed_at, std::string* message);
-  // Closes the endpoint by force so that UCX completes every request it holds.
-  void AbortEndpoint();
+  // After an aborted operation: drains (DrainAfterAbort), then closes the endpoint by force so
+  // that UCX completes every request it still holds. Returns "" when everything had drained, else
+  // why not (for the probe's error message).
+  std::string AbortEndpoint();
+  // Progresses until every operation posted has completed and a flush of the endpoint has
+  // completed, i.e. until the peer has handled and acknowledged all of them. Closing with work
+  // still queued at the peer is what kills the peer: over transports without RMA (tcp) UCX 1.13
+  // emulates put and get with active messages whose handlers on the target answer each one (a
+  // put's completion, a get's reply), and an answer sent into a connection that the initiator
+  // closed fails, which ucp_request_try_send treats as fatal ("unexpected error: Endpoint
+  // timeout" under ucp_put_handler): the target process aborts. Nothing on the target's side can
+  // catch it, so the initiator must not close before the peer has drained. Gives up after
+  // kAbortDrainIdle without a completion (or of flushing), kAbortDrainLimit in all, or at once
+  // when the endpoint has failed (the connection is gone already); false, and `why`, then.
+  bool DrainAfterAbort(std::string* why);
   // UCX 1.13.1 aborts the process (an assertion in ucp_request_send_state_ff, removed upstream
   // in openucx/ucx#8175) when an endpoint with several lanes is force-closed while operations
-  // are posted to a peer that stopped progressing. Such a side is quarantined instead: its
-  // handles are never closed nor progressed again and are leaked when it is destroyed. The
-  // number of quarantined sides is bounded; past it, multi-device sides are refused.
+  // are posted to a peer that stopped progressing. Such a side, when DrainAfterAbort could not
+  // complete every operation, is quarantined instead: its handles are never closed nor
+  // progressed again and are leaked when it is destroyed. The number of quarantined sides is
+  // bounded; past it, multi-device sides are refused.
   bool quarantined_ = false;
   bool CheckReadyToInitiate(bool needs_remote_memory, std::size_t message_bytes,
                             std::string* reason, std::string* message) const;
