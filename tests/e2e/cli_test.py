@@ -131,7 +131,7 @@ class CliTest(unittest.TestCase):
         self.assertIn('href="/metrics"', body)
         rails = {dict(l)["rail"] for l in harness.parse_samples(agent.scrape())["rail_info"]}
         self.assertTrue(rails)
-        rows = re.findall(r'<tr class="rail">(.*?)</tr>', body, re.S)
+        rows = re.findall(r'<tr class="rail"[^>]*>(.*?)</tr>', body, re.S)
         self.assertEqual(len(rows), len(rails), body)
         for rail in rails:
             self.assertTrue(any("<td>%s</td>" % rail in row for row in rows), rail)
