@@ -309,7 +309,8 @@ std::optional<std::chrono::milliseconds> ParseDuration(std::string_view text) {
   // from_chars also reads "inf", "nan" and 1e300, which no integer holds; converting those is
   // undefined. The bound also keeps "now + interval" and "duration + 10 s" in range.
   const double milliseconds = number * milliseconds_per_unit;
-  if (!(milliseconds >= 0 && milliseconds <= static_cast<double>(kMaxDuration.count()))) {
+  const auto max = std::chrono::duration_cast<std::chrono::milliseconds>(kMaxDuration).count();
+  if (!(milliseconds >= 0 && milliseconds <= static_cast<double>(max))) {
     return std::nullopt;
   }
   return std::chrono::milliseconds(static_cast<std::int64_t>(milliseconds));
