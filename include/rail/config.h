@@ -104,7 +104,9 @@ class ConfigError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// "250ms", "2s", "5m", "1h" (a bare number is seconds). nullopt when malformed.
+// "250ms", "2s", "5m", "1h" (a bare number is seconds). nullopt when malformed, negative, not
+// finite or longer than kMaxDuration.
+inline constexpr std::chrono::hours kMaxDuration{10 * 365 * 24};
 std::optional<std::chrono::milliseconds> ParseDuration(std::string_view text);
 
 // Parses YAML text; `source` names the file in error messages. Throws ConfigError.

@@ -21,6 +21,12 @@ namespace {
 void RejectUnknownKeys(const YAML::Node& map, const std::set<std::string>& known,
                        const std::string& source, const std::string& prefix) {
   for (const auto& entry : map) {
+    // YAML allows any node as a key ("{[a]: 1}"); as<std::string>() would throw yaml-cpp's own
+    // exception, which names no key.
+    if (entry.first.IsSequence() || entry.first.IsMap()) {
+      Fail(source, prefix.empty() ? "(top level)" : prefix.substr(0, prefix.size() - 1),
+           "expected plain keys, got a list or a mapping as a key");
+    }
     const auto key = entry.first.as<std::string>();
     if (!known.contains(key)) Fail(source, prefix + key, "unknown key");
   }
@@ -342,7 +348,7 @@ void CheckReferences(const AgentConfig& config, const std::string& source) {
 std::optional<std::chrono::milliseconds> ParseDuration(std::string_view text) {
   double number = 0;
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), number);
-  if (error != std::errc() || end == text.data() || number < 0) return std::nullopt;
+  if (error != std::errc() || end == text.data()) return std::nullopt;
   const std::string_view unit(end, static_cast<std::size_t>(text.data() + text.size() - end));
   double milliseconds_per_unit = 0;
   if (unit == "ms") {
@@ -356,7 +362,14 @@ std::optional<std::chrono::milliseconds> ParseDuration(std::string_view text) {
   } else {
     return std::nullopt;
   }
-  return std::chrono::milliseconds(static_cast<std::int64_t>(number * milliseconds_per_unit));
+  // from_chars also reads "inf", "nan" and 1e300, which no integer holds; converting those is
+  // undefined. The bound also keeps "now + interval" and "duration + 10 s" in range.
+  const double milliseconds = number * milliseconds_per_unit;
+  const auto max = std::chrono::duration_cast<std::chrono::milliseconds>(kMaxDuration).count();
+  if (!(milliseconds >= 0 && milliseconds <= static_cast<double>(max))) {
+    return std::nullopt;
+  }
+  return std::chrono::milliseconds(static_cast<std::int64_t>(milliseconds));
 }
 
 AgentConfig ParseConfig(std::string_view yaml_text, const std::string& source) {

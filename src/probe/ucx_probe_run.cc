@@ -64,8 +64,10 @@ bool IsRdmaTransport(std::string_view transport) {
 std::vector<TransportLane> MapLanes(const std::vector<std::pair<std::string, std::string>>& pairs,
                                     const std::vector<ProbeRail>& rails) {
   std::vector<TransportLane> lanes;
-  for (const auto& [transport, device] : pairs) {
-    TransportLane lane{transport, device, ""};
+  // Not a structured binding: clang 14 (the fuzz build's) cannot capture one in a lambda.
+  for (const auto& pair : pairs) {
+    const std::string& device = pair.second;
+    TransportLane lane{pair.first, device, ""};
     auto owner = std::find_if(rails.begin(), rails.end(),
                               [&](const ProbeRail& rail) { return rail.ucx_device == device; });
     if (owner == rails.end()) {

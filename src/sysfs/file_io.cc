@@ -42,7 +42,8 @@ bool BuildPath(const std::string& root, std::string_view relative, char (&out)[P
   std::size_t used = root.size();
   // An empty root stands for "/", so the bare root resolves to "/" too.
   if (!relative.empty() || used == 0) out[used++] = '/';
-  std::memcpy(out + used, relative.data(), relative.size());
+  // memcpy from the null data() of an empty view is undefined even for zero bytes.
+  if (!relative.empty()) std::memcpy(out + used, relative.data(), relative.size());
   used += relative.size();
   out[used] = '\0';
   return true;

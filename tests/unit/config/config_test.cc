@@ -3,8 +3,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <optional>
 
 namespace rail {
 namespace {
@@ -135,6 +137,30 @@ TEST(ConfigTest, HealthErrorsNameTheKey) {
   EXPECT_THAT(ErrorOf("health:\n  probe_throughput_min_line_rate_fraction: half\n"),
               HasSubstr("health.probe_throughput_min_line_rate_fraction: expected a number"));
   EXPECT_THAT(ErrorOf("health: [1]\n"), HasSubstr("health: expected a mapping"));
+}
+
+// Found by fuzz/probe_config_fuzz: from_chars reads "inf", "nan" and 1e300, and converting
+// those to an integer count of milliseconds was undefined behaviour.
+TEST(ConfigTest, DurationsOutOfRangeAreMalformed) {
+  EXPECT_EQ(ParseDuration("2s"), std::chrono::milliseconds(2000));
+  EXPECT_EQ(ParseDuration("250ms"), std::chrono::milliseconds(250));
+  EXPECT_EQ(ParseDuration("87600h"), kMaxDuration);
+  for (const char* text : {"1e300", "1e300h", "inf", "infs", "nan", "-nan", "-1s", "87601h"}) {
+    EXPECT_EQ(ParseDuration(text), std::nullopt) << text;
+  }
+  EXPECT_THAT(ErrorOf("peers: [{name: b, address: 'h:1'}]\nprobes:\n  - {kind: tcp_rtt, "
+                      "interval: 1e300}\n"),
+              HasSubstr("probes[0].interval: expected a positive duration"));
+}
+
+// Found by fuzz/probe_config_fuzz: a list or a mapping used as a key made yaml-cpp throw its own
+// exception (not a ConfigError, naming no key) out of ParseConfig.
+TEST(ConfigTest, NonScalarKeysAreErrorsThatNameTheirMapping) {
+  EXPECT_THAT(ErrorOf("rails:\n  - {name: a, device: d, [x]: 1}\n"),
+              HasSubstr("test.yaml: rails[0]: expected plain keys"));
+  EXPECT_THAT(ErrorOf("{a: 1}: 2\n"), HasSubstr("test.yaml: (top level): expected plain keys"));
+  EXPECT_THAT(ErrorOf("responder: {limits: {[1, 2]: 3}}\n"),
+              HasSubstr("responder.limits: expected plain keys"));
 }
 
 TEST(ConfigTest, UnreadableFileNamesTheFile) {
