@@ -269,7 +269,11 @@ class LabProbeTest(unittest.TestCase):
         self.assertLessEqual(after["rail1"], 1.2)
         self.assertLessEqual(ucx_rail1, 1.2)
         self.assertGreater(after["rail1"], 0.3, "a throttled rail still carries traffic")
-        self.assertAlmostEqual(after["rail0"], before["rail0"], delta=0.25 * before["rail0"])
+        # Rail 0 is not slowed by rail 1's throttle. One-sided and loose: on a shared 2-core
+        # machine rail 0 itself swings by tens of percent between two medians (it once measured
+        # 14 then 20 Gbit/s), so only a slowdown like rail 1's may fail the test.
+        self.assertGreater(after["rail0"], 0.5 * before["rail0"])
+        self.assertGreater(after["rail0"], 2 * after["rail1"])
 
     def test_5_wrong_secret_is_refused_and_counted(self):
         def auth_errors():
