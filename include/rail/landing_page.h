@@ -45,12 +45,13 @@ struct LandingPage {
   unsigned refresh_seconds = 10;
 };
 
-// Rows in rail order. `series` must hold only current results (ResultStore::IsCurrent).
-std::vector<LandingRailRow> BuildLandingRows(const std::vector<Rail>& rails,
-                                             const std::vector<sysfs::InfinibandDevice>& devices,
-                                             const std::vector<sysfs::NetDevice>& net_devices,
-                                             const std::vector<probe::SeriesState>& series,
-                                             const std::vector<health::CheckResult>& checks);
+// Rows in rail order. `series` must hold only current results (ResultStore::IsCurrent);
+// `addresses` give netdev-only rails, which have no GID to take it from, their IPv4 address.
+std::vector<LandingRailRow> BuildLandingRows(
+    const std::vector<Rail>& rails, const std::vector<sysfs::InfinibandDevice>& devices,
+    const std::vector<sysfs::NetDevice>& net_devices, const std::vector<probe::SeriesState>& series,
+    const std::vector<health::CheckResult>& checks,
+    const std::vector<health::InterfaceAddress>& addresses);
 
 // Failing verdicts no row shows: host-wide ones and those of rails that are not listed.
 std::vector<health::CheckResult> HostFailingChecks(const std::vector<LandingRailRow>& rows,

@@ -9,6 +9,7 @@
 
 #include "rail/config.h"
 #include "rail/sysfs/infiniband.h"
+#include "rail/sysfs/netclass.h"
 
 namespace rail {
 
@@ -35,8 +36,18 @@ std::string DefaultRailName(const std::string& device, unsigned port);
 // netdev, else the device's netdev at index port-1.
 std::string PortNetdev(const sysfs::InfinibandDevice& device, const sysfs::InfinibandPort& port);
 
-// The IPv4 address of the port's RoCE v2 IPv4-mapped GID on `netdev` (first one), or "".
+// The port's first RoCE v2 IPv4-mapped GID on `netdev` (any netdev when empty), or nullptr: the
+// GID RDMA CM and UCX pick for the rail's address.
+const sysfs::GidEntry* PortIpv4Gid(const sysfs::InfinibandPort& port, const std::string& netdev);
+// The IPv4 address of PortIpv4Gid, or "".
 std::string PortIpv4(const sysfs::InfinibandPort& port, const std::string& netdev);
+
+// The rail's RDMA port among `devices`, or nullptr (netdev-only rail, or the port is missing).
+const sysfs::InfinibandPort* FindRailPort(const std::vector<sysfs::InfinibandDevice>& devices,
+                                          const Rail& rail);
+// class/net/<name> among `net_devices`, or nullptr.
+const sysfs::NetDevice* FindNetDevice(const std::vector<sysfs::NetDevice>& net_devices,
+                                      const std::string& name);
 
 // Configured rails first, in configuration order (also when their port is missing or down, so
 // a sick rail stays visible), then, if the configuration allows it, every active port that no

@@ -256,12 +256,11 @@ namespace rail {
 std::string Agent::RenderLandingPage() const {
   sysfs::ReadErrors errors;
   ScrapeSnapshot snapshot(sources_, errors);
-  std::vector<probe::SeriesState> current;
-  for (auto& state : results_->Snapshot()) {
-    if (results_->IsCurrent(state)) current.push_back(std::move(state));
-  }
   const auto verdicts = health::EvaluateSnapshot(snapshot);
-  const auto& checks = verdicts.checks;
+  std::vector<probe::SeriesState> current;
+  for (const auto& state : verdicts.series) {
+    if (results_->IsCurrent(state)) current.push_back(state);
+  }
   const auto& build = GetBuildInfo();
   LandingPage page;
   page.version = build.version;
@@ -271,16 +270,8 @@ std::string Agent::RenderLandingPage() const {
   page.sysfs_root = options_.sysfs_root;
   page.has_rdma_devices = !snapshot.Devices().empty();
   page.rails = BuildLandingRows(snapshot.Rails(), snapshot.Devices(), snapshot.NetDevices(),
-                                current, checks);
-  for (auto& row : page.rails) {
-    // Netdev-only rails have no GID to take their address from: show the netdev's.
-    for (const auto& address : verdicts.addresses) {
-      if (row.ipv4.empty() && !row.netdev.empty() && address.ifname == row.netdev) {
-        row.ipv4 = address.address;
-      }
-    }
-  }
-  page.host_failing = HostFailingChecks(page.rails, checks);
+                                current, verdicts.checks, verdicts.addresses);
+  page.host_failing = HostFailingChecks(page.rails, verdicts.checks);
   return rail::RenderLandingPage(page);
 }
 

@@ -8,25 +8,6 @@
 namespace rail {
 namespace {
 
-const sysfs::InfinibandPort* FindPort(const std::vector<sysfs::InfinibandDevice>& devices,
-                                      const Rail& rail) {
-  for (const auto& device : devices) {
-    if (device.name != rail.device) continue;
-    for (const auto& port : device.ports) {
-      if (port.number == rail.port) return &port;
-    }
-  }
-  return nullptr;
-}
-
-const sysfs::NetDevice* FindNetDevice(const std::vector<sysfs::NetDevice>& net_devices,
-                                      const std::string& name) {
-  for (const auto& net_device : net_devices) {
-    if (net_device.name == name) return &net_device;
-  }
-  return nullptr;
-}
-
 std::string FormatRate(const sysfs::PortRate& rate) {
   std::ostringstream text;
   text << rate.gigabits_per_second << " Gb/sec";
@@ -65,14 +46,9 @@ void DescribeNetdevState(const Rail& rail, const sysfs::NetDevice* net_device,
 
 // The RoCE v2 GID that carries the rail's IPv4 address, the one RDMA CM and UCX pick.
 std::string RoceGid(const Rail& rail, const sysfs::InfinibandPort* port) {
-  if (port == nullptr) return {};
-  for (const auto& entry : port->gids) {
-    if (entry.type != sysfs::GidType::kRoceV2) continue;
-    if (!rail.netdev.empty() && entry.netdev && *entry.netdev != rail.netdev) continue;
-    if (!entry.gid.Ipv4()) continue;
-    return std::to_string(entry.index) + ": " + entry.gid.ToString() + " (RoCE v2)";
-  }
-  return {};
+  const sysfs::GidEntry* entry = port ? PortIpv4Gid(*port, rail.netdev) : nullptr;
+  if (entry == nullptr) return {};
+  return std::to_string(entry->index) + ": " + entry->gid.ToString() + " (RoCE v2)";
 }
 
 bool IsSingleRailBulk(const probe::SeriesState& state) {
@@ -122,11 +98,11 @@ std::string TransportText(const std::vector<probe::SeriesState>& series, const s
 
 }  // namespace
 
-std::vector<LandingRailRow> BuildLandingRows(const std::vector<Rail>& rails,
-                                             const std::vector<sysfs::InfinibandDevice>& devices,
-                                             const std::vector<sysfs::NetDevice>& net_devices,
-                                             const std::vector<probe::SeriesState>& series,
-                                             const std::vector<health::CheckResult>& checks) {
+std::vector<LandingRailRow> BuildLandingRows(
+    const std::vector<Rail>& rails, const std::vector<sysfs::InfinibandDevice>& devices,
+    const std::vector<sysfs::NetDevice>& net_devices, const std::vector<probe::SeriesState>& series,
+    const std::vector<health::CheckResult>& checks,
+    const std::vector<health::InterfaceAddress>& addresses) {
   std::vector<LandingRailRow> rows;
   rows.reserve(rails.size());
   for (const auto& rail : rails) {
@@ -136,9 +112,12 @@ std::vector<LandingRailRow> BuildLandingRows(const std::vector<Rail>& rails,
     row.ipv4 = rail.ipv4;
     if (rail.device.empty()) {
       DescribeNetdevState(rail, FindNetDevice(net_devices, rail.netdev), row);
+      for (const auto& address : addresses) {
+        if (row.ipv4.empty() && address.ifname == rail.netdev) row.ipv4 = address.address;
+      }
     } else {
       row.device = rail.device + ":" + std::to_string(rail.port);
-      const auto* port = FindPort(devices, rail);
+      const auto* port = FindRailPort(devices, rail);
       DescribePortState(rail, port, row);
       row.roce_gid = RoceGid(rail, port);
     }

@@ -14,8 +14,7 @@ health::SnapshotVerdicts health::EvaluateSnapshot(ScrapeSnapshot& snapshot) {
   static const AgentConfig kNoConfig;
   SnapshotVerdicts verdicts;
   if (sources.interface_addresses) verdicts.addresses = sources.interface_addresses();
-  const std::vector<probe::SeriesState> series =
-      sources.results ? sources.results->Snapshot() : std::vector<probe::SeriesState>{};
+  if (sources.results) verdicts.series = sources.results->Snapshot();
 
   HealthInputs inputs;
   inputs.rails = &snapshot.Rails();
@@ -23,7 +22,7 @@ health::SnapshotVerdicts health::EvaluateSnapshot(ScrapeSnapshot& snapshot) {
   inputs.net_devices = &snapshot.NetDevices();
   inputs.bonds = &snapshot.Bonds();
   inputs.addresses = &verdicts.addresses;
-  inputs.probe_series = &series;
+  inputs.probe_series = &verdicts.series;
   inputs.config = sources.config ? sources.config : &kNoConfig;
   inputs.own_agent_version = GetBuildInfo().version;
   inputs.own_ucx_version = GetBuildInfo().ucx_version;

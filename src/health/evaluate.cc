@@ -43,22 +43,11 @@ const AgentConfig& Config(const HealthInputs& inputs) {
 }
 
 const sysfs::InfinibandPort* FindPort(const HealthInputs& inputs, const Rail& rail) {
-  if (rail.device.empty() || inputs.devices == nullptr) return nullptr;
-  for (const auto& device : *inputs.devices) {
-    if (device.name != rail.device) continue;
-    for (const auto& port : device.ports) {
-      if (port.number == rail.port) return &port;
-    }
-  }
-  return nullptr;
+  return inputs.devices ? FindRailPort(*inputs.devices, rail) : nullptr;
 }
 
 const sysfs::NetDevice* FindNetDevice(const HealthInputs& inputs, const std::string& name) {
-  if (name.empty() || inputs.net_devices == nullptr) return nullptr;
-  for (const auto& device : *inputs.net_devices) {
-    if (device.name == name) return &device;
-  }
-  return nullptr;
+  return inputs.net_devices ? rail::FindNetDevice(*inputs.net_devices, name) : nullptr;
 }
 
 std::vector<const probe::ProbeResult*> LatestPerPeer(const HealthInputs& inputs) {

@@ -26,13 +26,39 @@ std::string PortNetdev(const sysfs::InfinibandDevice& device, const sysfs::Infin
   return {};
 }
 
-std::string PortIpv4(const sysfs::InfinibandPort& port, const std::string& netdev) {
+const sysfs::GidEntry* PortIpv4Gid(const sysfs::InfinibandPort& port, const std::string& netdev) {
   for (const auto& entry : port.gids) {
     if (entry.type != sysfs::GidType::kRoceV2) continue;
     if (!netdev.empty() && entry.netdev && *entry.netdev != netdev) continue;
-    if (auto ipv4 = entry.gid.Ipv4()) return *ipv4;
+    if (entry.gid.Ipv4()) return &entry;
   }
-  return {};
+  return nullptr;
+}
+
+std::string PortIpv4(const sysfs::InfinibandPort& port, const std::string& netdev) {
+  const auto* entry = PortIpv4Gid(port, netdev);
+  return entry ? entry->gid.Ipv4().value_or("") : "";
+}
+
+const sysfs::InfinibandPort* FindRailPort(const std::vector<sysfs::InfinibandDevice>& devices,
+                                          const Rail& rail) {
+  if (rail.device.empty()) return nullptr;
+  for (const auto& device : devices) {
+    if (device.name != rail.device) continue;
+    for (const auto& port : device.ports) {
+      if (port.number == rail.port) return &port;
+    }
+  }
+  return nullptr;
+}
+
+const sysfs::NetDevice* FindNetDevice(const std::vector<sysfs::NetDevice>& net_devices,
+                                      const std::string& name) {
+  if (name.empty()) return nullptr;
+  for (const auto& net_device : net_devices) {
+    if (net_device.name == name) return &net_device;
+  }
+  return nullptr;
 }
 
 namespace {

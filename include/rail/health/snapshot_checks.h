@@ -9,8 +9,10 @@
 
 namespace rail::health {
 
+// What the checks saw and said, so that a caller showing them reads nothing twice.
 struct SnapshotVerdicts {
-  std::vector<InterfaceAddress> addresses;  // what the checks saw, for the caller to show
+  std::vector<InterfaceAddress> addresses;
+  std::vector<probe::SeriesState> series;  // every probe series, current or not
   std::vector<CheckResult> checks;
 };
 

@@ -35,7 +35,7 @@ const LandingRailRow& Row(const std::vector<LandingRailRow>& rows, const std::st
 TEST(LandingRowsTest, ShowsStateSpeedAndTheRoceV2GidOfEveryRail) {
   const auto devices = SparkDevices();
   const auto rails = DiscoverRails(devices, AgentConfig{});
-  const auto rows = BuildLandingRows(rails, devices, {}, {}, {});
+  const auto rows = BuildLandingRows(rails, devices, {}, {}, {}, {});
   ASSERT_EQ(rows.size(), rails.size());
   const auto& row = Row(rows, "rocep1s0f0:1");
   EXPECT_EQ(row.device, "rocep1s0f0:1");
@@ -56,7 +56,7 @@ TEST(LandingRowsTest, AConfiguredRailWhoseDeviceIsMissingSaysSo) {
   gone.device = "mlx5_9";
   config.rails.push_back(gone);
   const auto devices = SparkDevices();
-  const auto rows = BuildLandingRows(DiscoverRails(devices, config), devices, {}, {}, {});
+  const auto rows = BuildLandingRows(DiscoverRails(devices, config), devices, {}, {}, {}, {});
   const auto& row = Row(rows, "rail9");
   EXPECT_EQ(row.state, "missing");
   EXPECT_FALSE(row.healthy_state);
@@ -70,14 +70,25 @@ TEST(LandingRowsTest, NetdevRailsShowTheirOperstate) {
   up.name = "ra0";
   up.operstate = "up";
   up.speed_mbps = 10000;
-  auto rows = BuildLandingRows({rail}, {}, {up}, {}, {});
+  auto rows = BuildLandingRows({rail}, {}, {up}, {}, {}, {});
   EXPECT_EQ(rows[0].state, "netdev up");
   EXPECT_TRUE(rows[0].healthy_state);
   EXPECT_EQ(rows[0].speed, "10 Gb/sec");
   up.operstate = "down";
-  rows = BuildLandingRows({rail}, {}, {up}, {}, {});
+  rows = BuildLandingRows({rail}, {}, {up}, {}, {}, {});
   EXPECT_EQ(rows[0].state, "netdev down");
   EXPECT_FALSE(rows[0].healthy_state);
+}
+
+TEST(LandingRowsTest, NetdevRailsTakeTheirAddressFromTheirNetdev) {
+  Rail rail;
+  rail.name = "lab0";
+  rail.netdev = "ra0";
+  const std::vector<health::InterfaceAddress> addresses = {{"rb0", "10.200.0.2", 24},
+                                                           {"ra0", "10.200.0.1", 24}};
+  EXPECT_EQ(BuildLandingRows({rail}, {}, {}, {}, {}, addresses)[0].ipv4, "10.200.0.1");
+  rail.ipv4 = "10.9.9.9";  // configured: kept
+  EXPECT_EQ(BuildLandingRows({rail}, {}, {}, {}, {}, addresses)[0].ipv4, "10.9.9.9");
 }
 
 TEST(LandingRowsTest, TakesTheLatestSuccessfulProbeOfEachKindForTheRail) {
@@ -99,7 +110,8 @@ TEST(LandingRowsTest, TakesTheLatestSuccessfulProbeOfEachKindForTheRail) {
   auto other_rail = Series("ucx_throughput", "lab1", true, now);
   other_rail.last.throughput_bytes_per_second = 9e9;
 
-  const auto rows = BuildLandingRows({rail}, {}, {}, {older, newer, failed, rtt, other_rail}, {});
+  const auto rows =
+      BuildLandingRows({rail}, {}, {}, {older, newer, failed, rtt, other_rail}, {}, {});
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0].throughput_bytes_per_second, 2e9);
   EXPECT_EQ(rows[0].throughput_probe, "ucx_throughput 1 MiB to peer-b:9841");
@@ -117,7 +129,7 @@ TEST(LandingRowsTest, FailingChecksGoToTheirRailOrToTheHost) {
       {"peer_version", "", "peer-b", false, "peer runs 0.9"},
       {"port_active", "rail7", "", false, "missing"},
   };
-  const auto rows = BuildLandingRows({rail}, {}, {}, {}, checks);
+  const auto rows = BuildLandingRows({rail}, {}, {}, {}, checks, {});
   ASSERT_EQ(rows[0].failing.size(), 1u);
   EXPECT_EQ(rows[0].failing[0].check, "roce_gid");
   const auto host = HostFailingChecks(rows, checks);
