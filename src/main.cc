@@ -142,6 +142,10 @@ int main(int argc, char** argv) {
   // Each civetweb worker would otherwise keep a malloc arena of its own sized by the largest
   // scrape it served: two arenas keep the agent's peak RSS low on large hosts.
   mallopt(M_ARENA_MAX, 2);
+  // A fixed threshold: glibc otherwise raises it (up to 32 MiB) each time a large block is freed,
+  // after which a probe's megabyte buffers come from the arenas and, fragmented, stay resident;
+  // above the threshold they are mapped and returned to the kernel when the probe ends.
+  mallopt(M_MMAP_THRESHOLD, 256 * 1024);
   // Counter files stay open between scrapes (one pread each instead of open+read+close); a
   // large host has thousands of them, more than the usual soft limit of 1024 descriptors.
   if (rlimit files{}; getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {

@@ -87,7 +87,7 @@ void ProbeRunner::Launch(const std::string& name) {
       if (!result.success) {
         spdlog::warn("probe {} failed: {}: {}", name, result.error_reason, result.error_message);
       }
-      store_.Record(result, planned->interval);
+      store_.Record(std::move(result), planned->interval);
     }
     std::lock_guard lock(mutex_);
     running_[name].done = true;

@@ -14,13 +14,12 @@ std::string RailLabel(const std::vector<std::string>& rails) {
 
 ResultStore::ResultStore(WallClock now) : now_(std::move(now)), rtt_buckets_(RttBuckets()) {}
 
-void ResultStore::Record(const ProbeResult& result, std::chrono::milliseconds interval) {
+void ResultStore::Record(ProbeResult result, std::chrono::milliseconds interval) {
   SeriesKey key{ProbeKindName(result.kind), result.peer, RailLabel(result.rails),
                 result.message_size_bytes, result.streams};
   std::lock_guard lock(mutex_);
   auto& state = series_[key];
   state.key = key;
-  state.last = result;
   state.interval = interval;
   ++state.runs;
   if (!result.success) ++state.errors_by_reason[result.error_reason];
@@ -32,8 +31,10 @@ void ResultStore::Record(const ProbeResult& result, std::chrono::milliseconds in
     ++state.rtt_count;
     state.rtt_sum_seconds += sample;
   }
-  // The samples are summarised and counted; the store does not keep them.
-  state.last.rtt_samples_seconds.clear();
+  // The samples are summarised and counted; the store does not keep them, nor their capacity
+  // (clear() would hold on to it for the life of the series).
+  result.rtt_samples_seconds = {};
+  state.last = std::move(result);
 }
 
 std::vector<SeriesState> ResultStore::Snapshot() const {

@@ -17,6 +17,10 @@ double NearestRankPercentile(std::span<const double> sorted_samples, double perc
 }
 
 std::optional<LatencySummary> Summarise(std::vector<double> samples) {
+  return SummariseInPlace(samples);
+}
+
+std::optional<LatencySummary> SummariseInPlace(std::vector<double>& samples) {
   std::erase_if(samples, [](double sample) { return std::isnan(sample); });
   if (samples.empty()) return std::nullopt;
   std::sort(samples.begin(), samples.end());

@@ -166,7 +166,7 @@ ProbeResult TcpRttProbe::Run(const ProbeParams& params, const ProbeContext& cont
   result.bytes = round_trips * size;
   result.bytes_sent = result.bytes;
   result.seconds = seconds;
-  result.rtt = Summarise(result.rtt_samples_seconds);
+  result.rtt = SummariseInPlace(result.rtt_samples_seconds);
   if (result.error_reason.empty() && !result.rtt) {
     detail::SetFailure(&result, "stream", "no round trip completed");
   }

@@ -345,7 +345,9 @@ RttOutcome UcxProbeSide::RunRtt(std::size_t message_bytes, std::chrono::nanoseco
     reason = PingPong(message_bytes, Clock::now() + drain_timeout_, cancel, &echoed_at, &message);
   }
   const Clock::time_point start = Clock::now();
-  outcome.samples_seconds.reserve(std::min<std::size_t>(max_samples, 1 << 20));
+  // Room for a typical second of round trips; no more, so that a short probe does not take
+  // megabytes it will not fill (the vector grows when a fast rail needs more).
+  outcome.samples_seconds.reserve(std::min<std::size_t>(max_samples, 1 << 16));
   while (reason.empty() && outcome.samples_seconds.size() < max_samples &&
          Clock::now() - start < duration) {
     const Clock::time_point sent_at = Clock::now();

@@ -73,7 +73,7 @@ ProbeResult UcxRttProbe::Run(const ProbeParams& params, const ProbeContext& cont
     result.seconds = seconds;
     result.bytes = round_trips * size;
     result.bytes_sent = result.bytes;
-    result.rtt = Summarise(outcome.samples_seconds);
+    result.rtt = SummariseInPlace(outcome.samples_seconds);
     result.rtt_samples_seconds = std::move(outcome.samples_seconds);
     result.lanes = link.lanes();
     detail::AddFallbackRails(result.lanes, one.rails, &result);

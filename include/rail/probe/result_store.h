@@ -44,7 +44,9 @@ class ResultStore {
   using WallClock = std::function<std::chrono::system_clock::time_point()>;
   explicit ResultStore(WallClock now = [] { return std::chrono::system_clock::now(); });
 
-  void Record(const ProbeResult& result, std::chrono::milliseconds interval);
+  // Bins the result's RTT samples into its series' histogram and keeps the result without them
+  // (a caller done with the result moves it in: no copy of the samples).
+  void Record(ProbeResult result, std::chrono::milliseconds interval);
 
   std::vector<SeriesState> Snapshot() const;
 

@@ -130,6 +130,10 @@ TEST_F(ProbeCollectorTest, RttHistogramAndQuantiles) {
   result.rtt = probe::Summarise(result.rtt_samples_seconds);
   store_.Record(result, minutes(5));
   store_.Record(result, minutes(5));
+  const auto states = store_.Snapshot();
+  ASSERT_EQ(states.size(), 1u);
+  EXPECT_EQ(states[0].last.rtt_samples_seconds.capacity(), 0u)
+      << "the store keeps counts and a summary, not the samples or their memory";
   const auto families = set_->Collect();
   EXPECT_EQ(Sample(families, "rail_probe_rtt_run_seconds", {{"stat", "min"}}), 10e-6);
   EXPECT_EQ(Sample(families, "rail_probe_rtt_run_seconds", {{"stat", "max"}}), 50e-6);

@@ -92,6 +92,15 @@ TEST(Summarise, NaNsAreDroppedAndNothingLeftIsNullopt) {
   EXPECT_FALSE(Summarise({std::nan("")}));
 }
 
+TEST(Summarise, InPlaceLeavesTheSamplesSortedWithoutNaNs) {
+  std::vector<double> samples{3.0, std::nan(""), 1.0, 2.0};
+  const auto summary = SummariseInPlace(samples);
+  ASSERT_TRUE(summary);
+  EXPECT_EQ(summary->count, 3u);
+  EXPECT_EQ(summary->p50, 2.0);
+  EXPECT_EQ(samples, (std::vector<double>{1.0, 2.0, 3.0}));
+}
+
 TEST(RttBuckets, StartAtOneMicrosecondAndGrowByAtMostOnePointFive) {
   const std::vector<double> buckets = RttBuckets();
   ASSERT_GE(buckets.size(), 2u);
