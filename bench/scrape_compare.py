@@ -3,7 +3,10 @@
 
 Starts node_exporter (infiniband, netclass, bonding) and rail_exporter in two configurations:
   (a) "same collectors": infiniband, netclass, bonding (--no-collector.<name> for every other
-      collector `rail_exporter --help` lists: gid, rails, exporter, and any added later);
+      collector `rail_exporter --help` lists: hw_counters, netdev, gid, rails, exporter, and any
+      added later), which read the kinds of files node_exporter's three read;
+  (c) (a) + hw_counters + netdev: also every hw_counters/ and netdev statistics/ file, which
+      node_exporter does not read (its netdev collector reads /proc/net/dev instead);
   (b) "all collectors": every collector switched on, including gid and rails, which read every
       port's GID table (gids/, gid_attrs/types, gid_attrs/ndevs). node_exporter reads no GID.
 After a warm-up, it scrapes the exporters in turn N times (interleaved, the order rotating
@@ -191,6 +194,7 @@ def main():
     same = {"infiniband", "netclass", "bonding"}
     ours_collectors = known_collectors(args.rail_exporter)
     others = [c for c in ours_collectors if c not in same]
+    counter_files = {"hw_counters", "netdev"}
     node_port = free_port()
     ours = [args.rail_exporter, f"--path.sysfs={sysfs}", f"--path.procfs={procfs}",
             "--web.listen-address=127.0.0.1:0"]  # logs "listening on port(s) N" at info
@@ -204,6 +208,10 @@ def main():
         Exporter("rail_exporter (a)", "rail_exporter (a) same collectors: infiniband, netclass, bonding",
                  "rail_exporter",
                  ours + [f"--no-collector.{c}" for c in others]),
+        Exporter("rail_exporter (c)",
+                 "rail_exporter (c) (a) + hw_counters, netdev (every counter file, no GID)",
+                 "rail_exporter",
+                 ours + [f"--no-collector.{c}" for c in others if c not in counter_files]),
         Exporter("rail_exporter (b)",
                  f"rail_exporter (b) all collectors (+ {', '.join(others)}: reads GID tables)",
                  "rail_exporter", ours + [f"--collector.{c}" for c in ours_collectors]),

@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "rail/config.h"
@@ -30,6 +31,7 @@ struct SnapshotSources {
   const sysfs::Filesystem* proc = nullptr;       // --path.procfs
   const sysfs::Filesystem* self_proc = nullptr;  // the real /proc, for the agent's own figures
   sysfs::InfinibandReadOptions infiniband;       // what of each device is read, and which devices
+  sysfs::NetDeviceReadOptions netdev;            // what of each netdev is read
   GidCache* gid_cache = nullptr;  // when set, GID tables come through it (infiniband.gids)
   const AgentConfig* config = nullptr;
   const probe::ResultStore* results = nullptr;            // probe results; null when no probe runs
@@ -39,6 +41,10 @@ struct SnapshotSources {
   std::function<std::vector<health::InterfaceAddress>()> interface_addresses;
   health::HealthLog* health_log = nullptr;  // when set, the health collector logs changes here
 };
+
+// Sets what `sources` reads from the enabled collectors' names: only what an enabled collector
+// publishes or a check needs is read.
+void SelectReads(const std::vector<std::string>& collectors, SnapshotSources* sources);
 
 class ScrapeSnapshot {
  public:

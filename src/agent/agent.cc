@@ -22,10 +22,6 @@
 namespace rail {
 namespace {
 
-bool Enabled(const std::vector<std::string>& names, const char* name) {
-  return std::find(names.begin(), names.end(), name) != names.end();
-}
-
 std::regex CompileDeviceRegex(const std::string& pattern, const char* flag) {
   try {
     return std::regex(pattern, std::regex::extended);
@@ -95,14 +91,7 @@ Agent::Agent(const AgentOptions& options) : options_(options) {
   sources.config = &config_;
   device_filter_ = MakeDeviceFilter(options_.device_include, options_.device_exclude);
   sources.infiniband.device_filter = device_filter_;
-  // Only what an enabled collector publishes is read: GIDs also give a rail its IPv4 (netclass
-  // finds a rail's netdev through device/net/ when GIDs are not read). The health checks need
-  // the counters (counter_saturated) and the GIDs (roce_gid).
-  const bool health = Enabled(options_.collectors, "health");
-  sources.infiniband.counters = Enabled(options_.collectors, "infiniband") || health;
-  sources.infiniband.hw_counters = Enabled(options_.collectors, "infiniband");
-  sources.infiniband.gids =
-      Enabled(options_.collectors, "gid") || Enabled(options_.collectors, "rails") || health;
+  SelectReads(options_.collectors, &sources);
   health_log_ = std::make_unique<health::HealthLog>();
   sources.health_log = health_log_.get();
   sources.interface_addresses = health::ReadInterfaceAddresses;

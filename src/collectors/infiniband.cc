@@ -1,5 +1,5 @@
 // RDMA devices and ports: identity, state, rate, PMA counters (bytes, packets, errors),
-// saturation of narrow PMA counters, and every vendor hw counter.
+// saturation of narrow PMA counters (hw_counters/ are the hw_counters collector's).
 #include <map>
 
 #include "collectors/families.h"
@@ -62,11 +62,6 @@ constexpr CounterMetric kCounterMetrics[] = {
      "Ticks during which the port had data to send but no flow-control credits."},
 };
 
-// hw_counters that are settings rather than event counts.
-bool IsHwSetting(const std::string& name) {
-  return name == "lifespan";
-}
-
 class InfinibandCollector final : public Collector {
  public:
   std::string Name() const override { return "infiniband"; }
@@ -85,8 +80,6 @@ class InfinibandCollector final : public Collector {
     auto saturated =
         Gauge("rail_port_pma_saturated",
               "1 when a PMA counter pegged at its maximum (it stops instead of wrapping), else 0.");
-    auto hw = Counter("rail_port_hw_events_total",
-                      "Vendor hardware counter (ports/<p>/hw_counters/<counter>).");
     auto other = Counter("rail_port_pma_events_total",
                          "PMA counter without a dedicated metric (ports/<p>/counters/<counter>).");
     std::map<std::string, FamilyBuilder> counters;
@@ -138,9 +131,6 @@ class InfinibandCollector final : public Collector {
             saturated.Add(with("counter", file), counter.saturated ? 1 : 0);
           }
         }
-        for (const auto& [name, value] : port.hw_counters) {
-          if (!IsHwSetting(name)) hw.Add(with("counter", name), static_cast<double>(value));
-        }
       }
     }
     for (auto* family : {&device_info, &port_info, &state, &phys_state, &active, &rate}) {
@@ -149,7 +139,6 @@ class InfinibandCollector final : public Collector {
     for (const auto& spec : kCounterMetrics) counters.at(spec.file).MoveTo(out);
     other.MoveTo(out);
     saturated.MoveTo(out);
-    hw.MoveTo(out);
   }
 };
 

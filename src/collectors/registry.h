@@ -12,6 +12,8 @@ std::unique_ptr<Collector> MakeInfinibandCollector();
 std::unique_ptr<Collector> MakeGidCollector();
 std::unique_ptr<Collector> MakeRailsCollector();
 std::unique_ptr<Collector> MakeNetclassCollector();
+std::unique_ptr<Collector> MakeHwCountersCollector();
+std::unique_ptr<Collector> MakeNetdevCollector();
 std::unique_ptr<Collector> MakeBondingCollector();
 std::unique_ptr<Collector> MakeExporterCollector();
 std::unique_ptr<Collector> MakeProbeCollector();

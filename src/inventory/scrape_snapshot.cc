@@ -1,10 +1,26 @@
 #include "rail/scrape_snapshot.h"
 
+#include <algorithm>
 #include <set>
 
 #include "rail/gid_cache.h"
 
 namespace rail {
+
+void SelectReads(const std::vector<std::string>& collectors, SnapshotSources* sources) {
+  const auto enabled = [&collectors](const char* name) {
+    return std::find(collectors.begin(), collectors.end(), name) != collectors.end();
+  };
+  // GIDs also give a rail its IPv4 (netclass finds a rail's netdev through device/net/ when GIDs
+  // are not read). The health checks need the PMA counters (counter_saturated) and the GIDs
+  // (roce_gid); nothing but their own collectors needs hw_counters/ or netdev statistics/, which
+  // are most of a large host's files.
+  const bool health = enabled("health");
+  sources->infiniband.counters = enabled("infiniband") || health;
+  sources->infiniband.hw_counters = enabled("hw_counters");
+  sources->infiniband.gids = enabled("gid") || enabled("rails") || health;
+  sources->netdev.statistics = enabled("netdev");
+}
 
 const std::vector<sysfs::InfinibandDevice>& ScrapeSnapshot::Devices() {
   if (devices_) return *devices_;
@@ -64,7 +80,7 @@ const std::vector<sysfs::NetDevice>& ScrapeSnapshot::NetDevices() {
   }
   net_devices_.emplace();
   for (const auto& name : names) {
-    if (auto device = sysfs::ReadNetDevice(*sources_.sys, name, errors_)) {
+    if (auto device = sysfs::ReadNetDevice(*sources_.sys, name, errors_, sources_.netdev)) {
       net_devices_->push_back(std::move(*device));
     }
   }

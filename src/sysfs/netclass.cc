@@ -34,7 +34,7 @@ std::vector<std::string> ListNetDevices(const Filesystem& sys, ReadErrors& error
 }
 
 std::optional<NetDevice> ReadNetDevice(const Filesystem& sys, const std::string& name,
-                                       ReadErrors& errors) {
+                                       ReadErrors& errors, const NetDeviceReadOptions& options) {
   const std::string dir = JoinPath(kClassDir, name);
   if (!sys.IsDirectory(dir)) return std::nullopt;
 
@@ -54,6 +54,7 @@ std::optional<NetDevice> ReadNetDevice(const Filesystem& sys, const std::string&
   device.type =
       detail::ReadParsed(sys, JoinPath(dir, "type"), errors, Presence::kOptional, ParseUnsigned);
 
+  if (!options.statistics) return device;
   const std::string stats_dir = JoinPath(dir, "statistics");
   for (const std::string& stat : detail::ListNames(sys, stats_dir, errors, Presence::kOptional)) {
     auto value = detail::ReadParsed(sys, JoinPath(stats_dir, stat), errors, Presence::kOptional,

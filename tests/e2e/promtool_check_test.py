@@ -11,7 +11,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
 
 ALL_COLLECTORS = ["--collector.%s" % name for name in
-                  ("infiniband", "gid", "rails", "netclass", "bonding", "exporter")]
+                  ("infiniband", "hw_counters", "gid", "rails", "netclass", "netdev", "bonding",
+                   "exporter")]
 
 
 class PromtoolCheckTest(unittest.TestCase):

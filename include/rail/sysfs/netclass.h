@@ -24,10 +24,15 @@ struct NetDevice {
   std::map<std::string, std::uint64_t> statistics;  // statistics/<file>, every file
 };
 
+struct NetDeviceReadOptions {
+  bool statistics = true;  // statistics/ (about 25 files per netdev)
+};
+
 std::vector<std::string> ListNetDevices(const Filesystem& sys, ReadErrors& errors);
 // Reads class/net/<name>; nullopt when the directory does not exist.
 std::optional<NetDevice> ReadNetDevice(const Filesystem& sys, const std::string& name,
-                                       ReadErrors& errors);
+                                       ReadErrors& errors,
+                                       const NetDeviceReadOptions& options = {});
 
 struct BondSlave {
   std::string name;                                 // from <bond>/bonding/slaves

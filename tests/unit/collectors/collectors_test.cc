@@ -158,6 +158,36 @@ TEST(CollectorsTest, DisabledCollectorsPreventReads) {
   EXPECT_FALSE(Sample(families, "rail_exporter_scrape_collector_success", {{"collector", "gid"}}));
 }
 
+// node_exporter's three collectors read what node_exporter reads: no hw_counters/, no netdev
+// statistics/ (their own collectors'), no GID table.
+TEST(CollectorsTest, HwCountersAndNetdevStatisticsAreReadOnlyForTheirCollectors) {
+  test::FakeFilesystem sys(kFixtures + "/spark-dual-rail/sys");
+  sysfs::RootedFilesystem proc(kFixtures + "/spark-dual-rail/proc");
+  const std::vector<std::string> same_as_node_exporter = {"infiniband", "netclass", "bonding"};
+  Scraper scraper(sys, proc, same_as_node_exporter);
+  SelectReads(same_as_node_exporter, &scraper.sources);
+  scraper.set = std::make_unique<CollectorSet>(scraper.sources, same_as_node_exporter);
+  auto families = scraper.Scrape();
+  EXPECT_FALSE(sys.WasAccessedUnder("class/infiniband/rocep1s0f0/ports/1/hw_counters"));
+  EXPECT_FALSE(sys.WasAccessedUnder("class/infiniband/rocep1s0f0/ports/1/gids"));
+  EXPECT_FALSE(sys.WasAccessedUnder("class/net/enp1s0f0np0/statistics"));
+  EXPECT_TRUE(sys.WasAccessedUnder("class/net/enp1s0f0np0/mtu"));
+  EXPECT_EQ(Sample(families, "rail_port_transmit_bytes_total", {{"device", "rocep1s0f0"}}),
+            1193298274412.0);
+  EXPECT_EQ(SampleCount(families, "rail_port_hw_events_total"), 0u);
+  EXPECT_EQ(SampleCount(families, "rail_netdev_transmit_bytes_total"), 0u);
+
+  test::FakeFilesystem all_sys(kFixtures + "/spark-dual-rail/sys");
+  Scraper all(all_sys, proc);
+  SelectReads(test::AllCollectorNames(), &all.sources);
+  all.set = std::make_unique<CollectorSet>(all.sources, test::AllCollectorNames());
+  families = all.Scrape();
+  EXPECT_TRUE(all_sys.WasAccessedUnder("class/infiniband/rocep1s0f0/ports/1/hw_counters"));
+  EXPECT_TRUE(all_sys.WasAccessedUnder("class/net/enp1s0f0np0/statistics"));
+  EXPECT_GT(SampleCount(families, "rail_port_hw_events_total"), 0u);
+  EXPECT_GT(SampleCount(families, "rail_netdev_transmit_bytes_total"), 0u);
+}
+
 TEST(CollectorsTest, UnreadableFileIsCountedAndTheRestIsServed) {
   test::FakeFilesystem sys(kFixtures + "/spark-dual-rail/sys");
   sys.FailRead("class/infiniband/rocep1s0f0/ports/1/counters/symbol_error", EIO);
