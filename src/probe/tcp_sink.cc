@@ -50,7 +50,7 @@ void TcpSinkHandler::Serve(const std::atomic<bool>& stop) {
   const double cpu_start = ThreadCpuSeconds();
   streams_.assign(streams_wanted_, Stream{});
   std::vector<peer::UniqueFd> sockets;  // sockets[i] receives streams_[i]; empty once ended
-  std::vector<char> buffer(kReceiveBufferBytes);
+  detail::PageAlignedBuffer buffer(kReceiveBufferBytes, 0);
   std::vector<pollfd> ready;
   std::vector<std::size_t> polled;  // index into sockets of ready[i]; ~0 for the listener
   std::optional<Clock::time_point> stop_seen;
@@ -87,7 +87,8 @@ void TcpSinkHandler::Serve(const std::atomic<bool>& stop) {
     for (std::size_t r = 0; events > 0 && r < ready.size(); ++r) {
       if (ready[r].revents == 0) continue;
       if (polled[r] != ~std::size_t{0}) {
-        if (!ReceiveReady(&sockets[polled[r]], &streams_[polled[r]], &buffer)) {
+        if (!ReceiveReady(&sockets[polled[r]], &streams_[polled[r]],
+                          std::span<char>(buffer.data(), buffer.size()))) {
           sockets[polled[r]].reset();
         }
         continue;
@@ -110,10 +111,9 @@ void TcpSinkHandler::Serve(const std::atomic<bool>& stop) {
 
 // Reads what one ready stream holds (a bounded number of reads, so that no stream starves the
 // others); false once the stream has ended: closed by the sender, failed, or over the budget.
-bool TcpSinkHandler::ReceiveReady(peer::UniqueFd* socket, Stream* stream,
-                                  std::vector<char>* buffer) {
+bool TcpSinkHandler::ReceiveReady(peer::UniqueFd* socket, Stream* stream, std::span<char> buffer) {
   for (int read = 0; read < kReadsPerWakeup; ++read) {
-    const ssize_t received = recv(socket->get(), buffer->data(), buffer->size(), 0);
+    const ssize_t received = recv(socket->get(), buffer.data(), buffer.size(), 0);
     if (received == 0) return false;  // the sender closed: all its bytes are counted
     if (received < 0) return detail::IsRetryable(errno);
     const Clock::time_point now = Clock::now();
@@ -123,7 +123,7 @@ bool TcpSinkHandler::ReceiveReady(peer::UniqueFd* socket, Stream* stream,
     total_bytes_ += static_cast<std::uint64_t>(received);
     // Over the budget the peer declared: stop reading; closing tells the sender.
     if (total_bytes_ > max_bytes_) return false;
-    if (static_cast<std::size_t>(received) < buffer->size()) return true;  // drained
+    if (static_cast<std::size_t>(received) < buffer.size()) return true;  // drained
   }
   return true;
 }

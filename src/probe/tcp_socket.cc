@@ -5,9 +5,12 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <new>
 
 namespace rail::probe::detail {
 
@@ -23,6 +26,15 @@ bool MakeBlockingWithTimeouts(int fd, std::chrono::milliseconds slice) {
 bool SetNoDelay(int fd) {
   const int on = 1;
   return setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on)) == 0;
+}
+
+PageAlignedBuffer::PageAlignedBuffer(std::size_t size, char fill) : size_(size) {
+  const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  // aligned_alloc wants a size that is a multiple of the alignment.
+  const std::size_t rounded = (std::max<std::size_t>(size, 1) + page - 1) / page * page;
+  data_.reset(static_cast<char*>(std::aligned_alloc(page, rounded)));
+  if (!data_) throw std::bad_alloc();
+  std::memset(data_.get(), fill, rounded);
 }
 
 bool IsRetryable(int error_number) {

@@ -6,7 +6,10 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
+#include <cstdlib>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -35,6 +38,25 @@ peer::UniqueFd ListenEphemeral(const std::string& ipv4, int backlog, std::uint16
 // Accepts one connection on a listener, waiting in slices; an empty fd once `stop` is set. The
 // accepted socket is blocking with slice timeouts.
 peer::UniqueFd AcceptUntilStopped(int listen_fd, const std::atomic<bool>& stop);
+
+// A data buffer that starts on a page boundary. The kernel copies between user memory and socket
+// buffers about twice as fast from there as from malloc's 16-byte alignment: perf put the sender's
+// _copy_from_iter at 11.8% of its samples with a std::vector against 5.9% for iperf3 (whose buffer
+// is mmapped), for the same bytes.
+class PageAlignedBuffer {
+ public:
+  PageAlignedBuffer(std::size_t size, char fill);  // throws std::bad_alloc
+  char* data() { return data_.get(); }
+  const char* data() const { return data_.get(); }
+  std::size_t size() const { return size_; }
+
+ private:
+  struct Free {
+    void operator()(char* bytes) const { std::free(bytes); }
+  };
+  std::unique_ptr<char, Free> data_;
+  std::size_t size_;
+};
 
 // True for errno values that only mean "the slice passed, try again".
 bool IsRetryable(int error_number);

@@ -42,7 +42,8 @@ constexpr int kSendRounds = 8;
 enum class SendOutcome { kMore, kFull, kEnded, kTimeUp };
 
 // One send of `buffer` (or what is left of the stream's budget) on a writable stream.
-SendOutcome SendOnce(SenderStream* stream, const std::vector<char>& buffer, Clock::time_point end) {
+SendOutcome SendOnce(SenderStream* stream, const detail::PageAlignedBuffer& buffer,
+                     Clock::time_point end) {
   if (stream->bytes >= stream->budget) {
     Finish(stream);
     return SendOutcome::kEnded;
@@ -67,7 +68,7 @@ SendOutcome SendOnce(SenderStream* stream, const std::vector<char>& buffer, Cloc
 // Sends on every stream from this one thread (like iperf3 3.12): poll() for writable streams
 // and send to those in rounds, until `end`, every budget, the deadline or cancellation; the wait is
 // at most kTcpSlice, so that cancellation is noticed while every send buffer is full.
-void SendAll(std::vector<SenderStream>* streams, const std::vector<char>& buffer,
+void SendAll(std::vector<SenderStream>* streams, const detail::PageAlignedBuffer& buffer,
              Clock::time_point end, const detail::ProbeDeadline& deadline) {
   std::vector<pollfd> ready;
   std::vector<SenderStream*> polled;
@@ -189,7 +190,7 @@ ProbeResult TcpThroughputProbe::Run(const ProbeParams& params, const ProbeContex
     stream.budget = kTcpThroughputMaxBytes / params.streams;
   }
 
-  const std::vector<char> buffer(buffer_bytes, 'r');
+  const detail::PageAlignedBuffer buffer(buffer_bytes, 'r');
   const Clock::time_point start = Clock::now();
   double sending_seconds = 0;
   if (result.error_reason.empty()) {

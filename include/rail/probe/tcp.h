@@ -33,6 +33,7 @@
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -86,7 +87,7 @@ class TcpSinkHandler final : public peer::ProbeSessionHandler {
     std::chrono::steady_clock::time_point first_byte;
     std::chrono::steady_clock::time_point last_byte;
   };
-  bool ReceiveReady(peer::UniqueFd* socket, Stream* stream, std::vector<char>* buffer);
+  bool ReceiveReady(peer::UniqueFd* socket, Stream* stream, std::span<char> buffer);
 
   ProbeRail rail_;
   peer::UniqueFd listener_;
