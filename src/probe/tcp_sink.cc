@@ -20,7 +20,6 @@ using Clock = std::chrono::steady_clock;
 // receiver: reading each stream dry before the next (8 reads of 256 KiB) measured 0.80-0.83 of
 // iperf3 -P 4 on the 2-core lab, one block 0.90-0.94 (bench/run_probes, 5 rounds each).
 constexpr std::size_t kReceiveBufferBytes = 128 * 1024;
-constexpr int kReadsPerWakeup = 1;
 // After `stop`, what is already in flight is still counted (the initiator closed its streams
 // before sending probe_done, so their end is near), but for no longer than this.
 constexpr std::chrono::milliseconds kDrainLimit{1000};
@@ -109,23 +108,19 @@ void TcpSinkHandler::Serve(const std::atomic<bool>& stop) {
   serve_cpu_seconds_ = ThreadCpuSeconds() - cpu_start;
 }
 
-// Reads what one ready stream holds (a bounded number of reads, so that no stream starves the
-// others); false once the stream has ended: closed by the sender, failed, or over the budget.
+// One read of what a ready stream holds (one block, so that no stream starves the others); false
+// once the stream has ended: closed by the sender, failed, or over the budget.
 bool TcpSinkHandler::ReceiveReady(peer::UniqueFd* socket, Stream* stream, std::span<char> buffer) {
-  for (int read = 0; read < kReadsPerWakeup; ++read) {
-    const ssize_t received = recv(socket->get(), buffer.data(), buffer.size(), 0);
-    if (received == 0) return false;  // the sender closed: all its bytes are counted
-    if (received < 0) return detail::IsRetryable(errno);
-    const Clock::time_point now = Clock::now();
-    if (stream->bytes == 0) stream->first_byte = now;
-    stream->last_byte = now;
-    stream->bytes += static_cast<std::uint64_t>(received);
-    total_bytes_ += static_cast<std::uint64_t>(received);
-    // Over the budget the peer declared: stop reading; closing tells the sender.
-    if (total_bytes_ > max_bytes_) return false;
-    if (static_cast<std::size_t>(received) < buffer.size()) return true;  // drained
-  }
-  return true;
+  const ssize_t received = recv(socket->get(), buffer.data(), buffer.size(), 0);
+  if (received == 0) return false;  // the sender closed: all its bytes are counted
+  if (received < 0) return detail::IsRetryable(errno);
+  const Clock::time_point now = Clock::now();
+  if (stream->bytes == 0) stream->first_byte = now;
+  stream->last_byte = now;
+  stream->bytes += static_cast<std::uint64_t>(received);
+  total_bytes_ += static_cast<std::uint64_t>(received);
+  // Over the budget the peer declared: stop reading; closing tells the sender.
+  return total_bytes_ <= max_bytes_;
 }
 
 json TcpSinkHandler::Report() {
