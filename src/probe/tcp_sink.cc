@@ -16,10 +16,10 @@ namespace {
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
-// One read of one block (the default send size) per ready stream and wakeup, as iperf3's
-// receiver: reading each stream dry before the next (8 reads of 256 KiB) measured 0.80-0.83 of
-// iperf3 -P 4 on the 2-core lab, one block 0.90-0.94 (bench/run_probes, 5 rounds each).
-constexpr std::size_t kReceiveBufferBytes = 128 * 1024;
+// At most one block (the default send size) per ready stream and wakeup, as iperf3's receiver:
+// reading each stream dry before the next (8 reads of 256 KiB) measured 0.80-0.83 of iperf3 -P 4
+// on the 2-core lab, one block 0.90-0.94 (bench/run_probes, 5 rounds each).
+constexpr std::size_t kReceiveBlockBytes = 128 * 1024;
 // After `stop`, what is already in flight is still counted (the initiator closed its streams
 // before sending probe_done, so their end is near), but for no longer than this.
 constexpr std::chrono::milliseconds kDrainLimit{1000};
@@ -31,6 +31,7 @@ constexpr std::chrono::milliseconds kPollSlice{20};
 bool TcpSinkHandler::Setup(const peer::ProbeSetup& request, json* reply_fields, std::string* reason,
                            std::string* message) {
   streams_wanted_ = std::clamp<unsigned>(request.streams, 1, peer::kMaxProbeStreams);
+  discard_ = streams_wanted_ > 1;
   max_bytes_ = request.max_bytes;
   std::uint16_t port = 0;
   listener_ =
@@ -49,7 +50,9 @@ void TcpSinkHandler::Serve(const std::atomic<bool>& stop) {
   const double cpu_start = ThreadCpuSeconds();
   streams_.assign(streams_wanted_, Stream{});
   std::vector<peer::UniqueFd> sockets;  // sockets[i] receives streams_[i]; empty once ended
-  detail::PageAlignedBuffer buffer(kReceiveBufferBytes, 0);
+  // recv() is given a buffer the kernel never writes (MSG_TRUNC), so that sanitizers' recv
+  // interceptors see a valid range.
+  detail::PageAlignedBuffer buffer(kReceiveBlockBytes, 0);
   std::vector<pollfd> ready;
   std::vector<std::size_t> polled;  // index into sockets of ready[i]; ~0 for the listener
   std::optional<Clock::time_point> stop_seen;
@@ -108,19 +111,34 @@ void TcpSinkHandler::Serve(const std::atomic<bool>& stop) {
   serve_cpu_seconds_ = ThreadCpuSeconds() - cpu_start;
 }
 
-// One read of what a ready stream holds (one block, so that no stream starves the others); false
-// once the stream has ended: closed by the sender, failed, or over the budget.
+// Takes at most one block from a ready stream (so that no stream starves the others), reading
+// again after a short read until the block is complete or the socket is empty, as iperf3's
+// receiver does; false once the stream has ended: closed by the sender, failed, or over the
+// budget. With several streams (discard_), MSG_TRUNC: the kernel drops the bytes instead of
+// copying them out, since the sink only counts them.
 bool TcpSinkHandler::ReceiveReady(peer::UniqueFd* socket, Stream* stream, std::span<char> buffer) {
-  const ssize_t received = recv(socket->get(), buffer.data(), buffer.size(), 0);
-  if (received == 0) return false;  // the sender closed: all its bytes are counted
-  if (received < 0) return detail::IsRetryable(errno);
-  const Clock::time_point now = Clock::now();
-  if (stream->bytes == 0) stream->first_byte = now;
-  stream->last_byte = now;
-  stream->bytes += static_cast<std::uint64_t>(received);
-  total_bytes_ += static_cast<std::uint64_t>(received);
+  std::size_t filled = 0;
+  bool open = true;
+  while (filled < buffer.size()) {
+    const ssize_t received = recv(socket->get(), buffer.data() + filled, buffer.size() - filled,
+                                  discard_ ? MSG_TRUNC : 0);
+    if (received > 0) {
+      filled += static_cast<std::size_t>(received);
+      continue;
+    }
+    // 0: the sender closed, all its bytes are counted; < 0: empty for now, or failed.
+    open = received < 0 && detail::IsRetryable(errno);
+    break;
+  }
+  if (filled > 0) {
+    const Clock::time_point now = Clock::now();
+    if (stream->bytes == 0) stream->first_byte = now;
+    stream->last_byte = now;
+    stream->bytes += filled;
+    total_bytes_ += filled;
+  }
   // Over the budget the peer declared: stop reading; closing tells the sender.
-  return total_bytes_ <= max_bytes_;
+  return open && total_bytes_ <= max_bytes_;
 }
 
 json TcpSinkHandler::Report() {
