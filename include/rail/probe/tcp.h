@@ -95,9 +95,10 @@ class TcpSinkHandler final : public peer::ProbeSessionHandler {
   // Received bytes are dropped in the kernel (MSG_TRUNC) rather than copied out, when the one
   // sink thread receives several streams. The copy is the probe's work, not the path's: on the
   // 2-core lab, where sender and sink share the CPUs, the copying sink saturated its core in 2-5
-  // rounds of 12 (15-40 Gbit/s, the sender rwnd-limited) and without it in none, with 25% less
-  // CPU. A single stream keeps the copy, as iperf3 does: there the sink is far from saturated,
-  // and without the copy the kernel's receive work moved onto the sender's core (-12%).
+  // rounds of 12 (15-40 Gbit/s, the sender rwnd-limited) and without it in none of 37, with 25%
+  // less CPU. A single stream keeps the copy, as iperf3 does: there the sender is the lab's
+  // bottleneck, and without the copy the stream lost 12% (the sender's core then seems to take
+  // on more of the kernel's receive work, the sink holding its socket for less time).
   bool discard_ = false;
   std::uint64_t max_bytes_ = 0;
   std::uint64_t total_bytes_ = 0;
