@@ -31,7 +31,6 @@ constexpr std::chrono::milliseconds kPollSlice{20};
 bool TcpSinkHandler::Setup(const peer::ProbeSetup& request, json* reply_fields, std::string* reason,
                            std::string* message) {
   streams_wanted_ = std::clamp<unsigned>(request.streams, 1, peer::kMaxProbeStreams);
-  discard_ = streams_wanted_ > 1;
   max_bytes_ = request.max_bytes;
   std::uint16_t port = 0;
   listener_ =
@@ -50,8 +49,8 @@ void TcpSinkHandler::Serve(const std::atomic<bool>& stop) {
   const double cpu_start = ThreadCpuSeconds();
   streams_.assign(streams_wanted_, Stream{});
   std::vector<peer::UniqueFd> sockets;  // sockets[i] receives streams_[i]; empty once ended
-  // recv() is given a buffer the kernel never writes (MSG_TRUNC), so that sanitizers' recv
-  // interceptors see a valid range.
+  // One stream's bytes are copied here; with several the kernel does not write it (MSG_TRUNC),
+  // but recv() still gets a valid range, as sanitizers' recv interceptors check.
   detail::PageAlignedBuffer buffer(kReceiveBlockBytes, 0);
   std::vector<pollfd> ready;
   std::vector<std::size_t> polled;  // index into sockets of ready[i]; ~0 for the listener
@@ -114,28 +113,29 @@ void TcpSinkHandler::Serve(const std::atomic<bool>& stop) {
 // Takes at most one block from a ready stream (so that no stream starves the others), reading
 // again after a short read until the block is complete or the socket is empty, as iperf3's
 // receiver does; false once the stream has ended: closed by the sender, failed, or over the
-// budget. With several streams (discard_), MSG_TRUNC: the kernel drops the bytes instead of
-// copying them out, since the sink only counts them.
+// budget. With several streams the kernel drops the bytes instead of copying them out
+// (DiscardsReceivedBytes).
 bool TcpSinkHandler::ReceiveReady(peer::UniqueFd* socket, Stream* stream, std::span<char> buffer) {
-  std::size_t filled = 0;
+  const int flags = DiscardsReceivedBytes() ? MSG_TRUNC : 0;
+  std::size_t taken = 0;
   bool open = true;
-  while (filled < buffer.size()) {
-    const ssize_t received = recv(socket->get(), buffer.data() + filled, buffer.size() - filled,
-                                  discard_ ? MSG_TRUNC : 0);
+  while (taken < buffer.size()) {
+    const ssize_t received =
+        recv(socket->get(), buffer.data() + taken, buffer.size() - taken, flags);
     if (received > 0) {
-      filled += static_cast<std::size_t>(received);
+      taken += static_cast<std::size_t>(received);
       continue;
     }
     // 0: the sender closed, all its bytes are counted; < 0: empty for now, or failed.
     open = received < 0 && detail::IsRetryable(errno);
     break;
   }
-  if (filled > 0) {
+  if (taken > 0) {
     const Clock::time_point now = Clock::now();
     if (stream->bytes == 0) stream->first_byte = now;
     stream->last_byte = now;
-    stream->bytes += filled;
-    total_bytes_ += filled;
+    stream->bytes += taken;
+    total_bytes_ += taken;
   }
   // Over the budget the peer declared: stop reading; closing tells the sender.
   return open && total_bytes_ <= max_bytes_;

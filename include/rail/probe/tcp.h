@@ -88,10 +88,6 @@ class TcpSinkHandler final : public peer::ProbeSessionHandler {
     std::chrono::steady_clock::time_point last_byte;
   };
   bool ReceiveReady(peer::UniqueFd* socket, Stream* stream, std::span<char> buffer);
-
-  ProbeRail rail_;
-  peer::UniqueFd listener_;
-  unsigned streams_wanted_ = 1;
   // Received bytes are dropped in the kernel (MSG_TRUNC) rather than copied out, when the one
   // sink thread receives several streams. The copy is the probe's work, not the path's: on the
   // 2-core lab, where sender and sink share the CPUs, the copying sink saturated its core in 2-5
@@ -99,7 +95,11 @@ class TcpSinkHandler final : public peer::ProbeSessionHandler {
   // less CPU. A single stream keeps the copy, as iperf3 does: there the sender is the lab's
   // bottleneck, and without the copy the stream lost 12% (the sender's core then seems to take
   // on more of the kernel's receive work, the sink holding its socket for less time).
-  bool discard_ = false;
+  bool DiscardsReceivedBytes() const { return streams_wanted_ > 1; }
+
+  ProbeRail rail_;
+  peer::UniqueFd listener_;
+  unsigned streams_wanted_ = 1;
   std::uint64_t max_bytes_ = 0;
   std::uint64_t total_bytes_ = 0;
   std::vector<Stream> streams_;  // sized in Serve before any stream is accepted
