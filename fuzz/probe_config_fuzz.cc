@@ -10,7 +10,7 @@
 #include <string>
 
 #include "fuzz_check.h"
-#include "rail/config.h"
+#include "rail/agent/config.h"
 
 namespace {
 

@@ -12,7 +12,7 @@
 #include <typeinfo>
 
 #include "fuzz_check.h"
-#include "rail/web_config.h"
+#include "rail/web/web_config.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   try {

@@ -1,5 +1,5 @@
 // Command line of rail_exporter. Flags follow node_exporter's conventions. Everything but flag
-// parsing and signal handling lives in the library (rail/agent.h).
+// parsing and signal handling lives in the library (rail/agent/agent.h).
 #include <malloc.h>
 #include <spdlog/spdlog.h>
 #include <sys/resource.h>
@@ -9,136 +9,134 @@
 #include <iostream>
 #include <map>
 
-#include "rail/agent.h"
-#include "rail/build_info.h"
-#include "rail/collector.h"
-#include "rail/logging.h"
-#include "rail/probe_command.h"
+#include "rail/agent/agent.h"
+#include "rail/agent/probe_command.h"
+#include "rail/base/build_info.h"
+#include "rail/base/log.h"
+#include "rail/collectors/collector.h"
+#include "rail/probe/ucx_version.h"
 
 namespace {
 
-// Waits for SIGINT or SIGTERM. The signals are blocked before any thread starts, so every
-// thread inherits the mask and only this sigwait receives them.
-int WaitForTermination(const sigset_t& signals) {
-  int signal_number = 0;
-  sigwait(&signals, &signal_number);
-  return signal_number;
-}
-
-}  // namespace
-
-int main(int argc, char** argv) {
-  CLI::App app{"rail_exporter: Prometheus exporter and probe agent for RDMA rails"};
-  app.option_defaults()->always_capture_default();
-  rail::AgentOptions options;
+struct CommandLine {
+  rail::agent::AgentOptions options;
   std::string log_level = "info";
   std::string log_format = "logfmt";
   std::string config_file;
+  std::string gid_refresh = "30s";
   bool show_version = false;
+  bool disable_defaults = false;
+  std::map<std::string, bool> enabled;  // by collector
+  std::map<std::string, const CLI::Option*> collector_flags;
+  rail::agent::ProbeCommandOptions probe;
+  std::string probe_duration = "2s";
+  std::string probe_timeout = "0s";
+  CLI::App* probe_command = nullptr;
+};
 
-  app.add_option("--web.listen-address", options.web.listen_addresses,
+void AddAgentFlags(CLI::App& app, CommandLine& cl) {
+  app.add_option("--web.listen-address", cl.options.web.listen_addresses,
                  "Address to listen on for metrics and the landing page ([host]:port); may be "
                  "repeated")
       ->default_val(":9840");
-  app.add_option("--web.telemetry-path", options.web.telemetry_path,
+  app.add_option("--web.telemetry-path", cl.options.web.telemetry_path,
                  "Path under which to expose metrics");
-  app.add_option("--web.config.file", options.web.config_file,
+  app.add_option("--web.config.file", cl.options.web.config_file,
                  "Web config file (exporter-toolkit format): TLS and basic authentication");
-  app.add_option("--path.sysfs", options.sysfs_root, "sysfs mountpoint (or a fixture tree)");
-  app.add_option("--path.procfs", options.procfs_root, "procfs mountpoint (or a fixture tree)");
-  app.add_option("--config.file", config_file, "YAML configuration file (rails)");
-  app.add_option("--collector.infiniband.device-include", options.device_include,
+  app.add_option("--path.sysfs", cl.options.sysfs_root, "sysfs mountpoint (or a fixture tree)");
+  app.add_option("--path.procfs", cl.options.procfs_root, "procfs mountpoint (or a fixture tree)");
+  app.add_option("--config.file", cl.config_file, "YAML configuration file (rails)");
+  app.add_option("--collector.infiniband.device-include", cl.options.device_include,
                  "Regex of RDMA devices to read (others are not read at all)");
-  app.add_option("--collector.infiniband.device-exclude", options.device_exclude,
+  app.add_option("--collector.infiniband.device-exclude", cl.options.device_exclude,
                  "Regex of RDMA devices not to read at all");
-  app.add_option("--log.level", log_level, "Log level: debug, info, warn, error");
-  app.add_option("--log.format", log_format, "Log format: logfmt or json");
-  app.add_flag("--version", show_version, "Print the version and exit");
-  std::string gid_refresh = "30s";
-  app.add_option("--collector.gid.refresh-interval", gid_refresh,
+  app.add_option("--log.level", cl.log_level, "Log level: debug, info, warn, error");
+  app.add_option("--log.format", cl.log_format, "Log format: logfmt or json");
+  app.add_flag("--version", cl.show_version, "Print the version and exit");
+  app.add_option("--collector.gid.refresh-interval", cl.gid_refresh,
                  "Re-read GID tables at most this often (e.g. 30s; 0s: every scrape)");
-  app.add_flag("--peer.insecure", options.peer_insecure,
+  app.add_flag("--peer.insecure", cl.options.peer_insecure,
                "Accept and probe peers without a shared secret (lab use only)");
 
-  rail::ProbeCommandOptions probe_options;
-  std::string probe_duration = "2s";
-  std::string probe_timeout = "0s";
-  auto* probe_command = app.add_subcommand(
+}
+
+void AddCollectorFlags(CLI::App& app, CommandLine& cl) {
+  app.add_flag("--collector.disable-defaults", cl.disable_defaults,
+               "Start with every collector disabled: only those enabled with "
+               "--collector.<name> run");
+  for (const auto& info : rail::collectors::KnownCollectors()) {
+    cl.enabled[info.name] = info.enabled_by_default;
+    cl.collector_flags[info.name] =
+        app.add_flag("--collector." + info.name + ",!--no-collector." + info.name,
+                     cl.enabled[info.name], "Enable the " + info.name + " collector: " + info.help);
+  }
+}
+
+// The enabled collectors; with --collector.disable-defaults only those named on the command line.
+std::vector<std::string> EnabledCollectors(const CommandLine& cl) {
+  std::vector<std::string> names;
+  for (const auto& [name, on] : cl.enabled) {
+    const bool given = cl.collector_flags.at(name)->count() > 0;
+    if (on && (given || !cl.disable_defaults)) names.push_back(name);
+  }
+  return names;
+}
+
+void AddProbeCommand(CLI::App& app, CommandLine& cl) {
+  cl.probe_command = app.add_subcommand(
       "probe", "Run one probe against a peer agent now and print the result (rails as rows)");
   // --config.file, --path.sysfs and --peer.insecure may also follow `probe`.
-  probe_command->fallthrough();
-  probe_command->add_option("--peer", probe_options.peer, "Peer agent's responder, HOST[:PORT]")
+  cl.probe_command->fallthrough();
+  cl.probe_command->add_option("--peer", cl.probe.peer, "Peer agent's responder, HOST[:PORT]")
       ->required();
-  probe_command
-      ->add_option("--kind", probe_options.kind,
+  cl.probe_command
+      ->add_option("--kind", cl.probe.kind,
                    "ucx_throughput, ucx_rtt, multirail_capacity, "
                    "ucx_multirail_throughput, tcp_throughput or tcp_rtt")
       ->required();
-  probe_command->add_option("--rail", probe_options.rails,
+  cl.probe_command->add_option("--rail", cl.probe.rails,
                             "Rail to probe (repeatable; default: all)");
-  probe_command->add_option("--output", probe_options.output, "table or json");
-  probe_command->add_option("--operation", probe_options.operation, "UCX operation: put, get, am");
-  probe_command->add_option("--size", probe_options.message_sizes_bytes,
+  cl.probe_command->add_option("--output", cl.probe.output, "table or json");
+  cl.probe_command->add_option("--operation", cl.probe.operation, "UCX operation: put, get, am");
+  cl.probe_command->add_option("--size", cl.probe.message_sizes_bytes,
                             "Message size in bytes (repeatable; default: the kind's)");
-  probe_command->add_option("--window", probe_options.window, "Outstanding UCX operations");
-  probe_command->add_option("--streams", probe_options.streams, "Parallel TCP streams");
-  probe_command->add_option("--duration", probe_duration, "How long data moves, e.g. 2s");
-  probe_command->add_option("--timeout", probe_timeout, "Hard end of the probe (0s: duration+10s)");
-  probe_command->add_option("--ucx-transports", probe_options.ucx_transports,
+  cl.probe_command->add_option("--window", cl.probe.window, "Outstanding UCX operations");
+  cl.probe_command->add_option("--streams", cl.probe.streams, "Parallel TCP streams");
+  cl.probe_command->add_option("--duration", cl.probe_duration, "How long data moves, e.g. 2s");
+  cl.probe_command->add_option("--timeout", cl.probe_timeout, "Hard end of the probe (0s: duration+10s)");
+  cl.probe_command->add_option("--ucx-transports", cl.probe.ucx_transports,
                             "UCX_TLS for the probe (default: UCX's choice)");
-  probe_command->add_option("--peer.secret-file", probe_options.secret_file,
+  cl.probe_command->add_option("--peer.secret-file", cl.probe.secret_file,
                             "Shared secret (default: the configuration's responder.secret_file)");
 
-  std::map<std::string, bool> enabled;
-  for (const auto& info : rail::KnownCollectors()) {
-    enabled[info.name] = info.enabled_by_default;
-    app.add_flag("--collector." + info.name + ",!--no-collector." + info.name, enabled[info.name],
-                 "Enable the " + info.name + " collector: " + info.help);
-  }
+}
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& error) {
-    // --help and friends print their text; a real error is one line, like every other failure.
-    if (error.get_exit_code() == 0) return app.exit(error);
-    std::cerr << "rail_exporter: " << error.what() << " (see --help)\n";
-    return error.get_exit_code();
-  }
-  if (show_version) {
-    const auto& build = rail::GetBuildInfo();
-    std::cout << "rail_exporter " << build.version << " (revision " << build.revision << ", "
-              << build.compiler << ", UCX " << build.ucx_version << ")\n";
-    return 0;
-  }
-  if (!config_file.empty()) options.config_file = config_file;
-  if (*probe_command) {
-    const auto duration = rail::ParseDuration(probe_duration);
-    const auto timeout = rail::ParseDuration(probe_timeout);
-    if (!duration || !timeout || duration->count() <= 0) {
-      std::cerr << "rail_exporter probe: --duration/--timeout: expected durations such as 2s\n";
-      return 2;
-    }
-    probe_options.duration = *duration;
-    probe_options.timeout = *timeout;
-    probe_options.sysfs_root = options.sysfs_root;
-    probe_options.config_file = options.config_file;
-    probe_options.insecure = options.peer_insecure;
-    try {
-      rail::ConfigureLogging(log_level, log_format);
-    } catch (const std::exception& error) {
-      std::cerr << "rail_exporter: " << error.what() << "\n";
-      return 2;
-    }
-    return rail::RunProbeCommand(probe_options, std::cout, std::cerr);
-  }
-  if (const auto interval = rail::ParseDuration(gid_refresh)) {
-    options.gid_refresh_interval = *interval;
-  } else {
-    std::cerr << "rail_exporter: --collector.gid.refresh-interval: expected a duration such as "
-                 "30s, got '"
-              << gid_refresh << "' (see --help)\n";
+int Fail(const std::string& message) {
+  std::cerr << "rail_exporter: " << message << "\n";
+  return 2;
+}
+
+int RunProbe(CommandLine& cl) {
+  const auto duration = rail::agent::ParseDuration(cl.probe_duration);
+  const auto timeout = rail::agent::ParseDuration(cl.probe_timeout);
+  if (!duration || !timeout || duration->count() <= 0) {
+    std::cerr << "rail_exporter probe: --duration/--timeout: expected durations such as 2s\n";
     return 2;
   }
+  cl.probe.duration = *duration;
+  cl.probe.timeout = *timeout;
+  cl.probe.sysfs_root = cl.options.sysfs_root;
+  cl.probe.config_file = cl.options.config_file;
+  cl.probe.insecure = cl.options.peer_insecure;
+  try {
+    rail::base::ConfigureLogging(cl.log_level, cl.log_format);
+  } catch (const std::exception& error) {
+    return Fail(error.what());
+  }
+  return rail::agent::RunProbeCommand(cl.probe, std::cout, std::cerr);
+}
+
+void TuneProcess() {
   // One malloc arena: a scrape's transient memory (the families, the exposition) then reuses what
   // startup and earlier scrapes freed instead of growing an arena per civetweb worker. On the
   // large bench tree this is a peak RSS of 18 MiB instead of 23 MiB; the threads that allocate
@@ -154,19 +152,33 @@ int main(int argc, char** argv) {
     files.rlim_cur = files.rlim_max;
     setrlimit(RLIMIT_NOFILE, &files);
   }
-  for (const auto& [name, on] : enabled) {
-    if (on) options.collectors.push_back(name);
-  }
+}
 
+// Waits for SIGINT or SIGTERM. The signals are blocked before any thread starts, so every
+// thread inherits the mask and only this sigwait receives them.
+int WaitForTermination(const sigset_t& signals) {
+  int signal_number = 0;
+  sigwait(&signals, &signal_number);
+  return signal_number;
+}
+
+int RunAgent(CommandLine& cl) {
+  if (const auto interval = rail::agent::ParseDuration(cl.gid_refresh)) {
+    cl.options.gid_refresh_interval = *interval;
+  } else {
+    return Fail("--collector.gid.refresh-interval: expected a duration such as 30s, got '" +
+                cl.gid_refresh + "' (see --help)");
+  }
+  TuneProcess();
+  cl.options.collectors = EnabledCollectors(cl);
   sigset_t termination;
   sigemptyset(&termination);
   sigaddset(&termination, SIGINT);
   sigaddset(&termination, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &termination, nullptr);
-
   try {
-    rail::ConfigureLogging(log_level, log_format);
-    rail::Agent agent(options);
+    rail::base::ConfigureLogging(cl.log_level, cl.log_format);
+    rail::agent::Agent agent(cl.options);
     const int signal_number = WaitForTermination(termination);
     spdlog::info("received signal {}, shutting down", signal_number);
   } catch (const std::exception& error) {
@@ -174,4 +186,31 @@ int main(int argc, char** argv) {
     return 1;
   }
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"rail_exporter: Prometheus exporter and probe agent for RDMA rails"};
+  app.option_defaults()->always_capture_default();
+  CommandLine cl;
+  AddAgentFlags(app, cl);
+  AddProbeCommand(app, cl);
+  AddCollectorFlags(app, cl);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& error) {
+    // --help and friends print their text; a real error is one line, like every other failure.
+    if (error.get_exit_code() == 0) return app.exit(error);
+    std::cerr << "rail_exporter: " << error.what() << " (see --help)\n";
+    return error.get_exit_code();
+  }
+  if (cl.show_version) {
+    const auto& build = rail::base::GetBuildInfo();
+    std::cout << "rail_exporter " << build.version << " (revision " << build.revision << ", "
+              << build.compiler << ", UCX " << rail::probe::UcxRuntimeVersion() << ")\n";
+    return 0;
+  }
+  if (!cl.config_file.empty()) cl.options.config_file = cl.config_file;
+  return *cl.probe_command ? RunProbe(cl) : RunAgent(cl);
 }

@@ -1,17 +1,19 @@
-#include "rail/probe_command.h"
+#include "rail/agent/probe_command.h"
+
+#include "rail/agent/probe_wiring.h"
 
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
 #include <ostream>
 
-#include "rail/build_info.h"
+#include "rail/base/build_info.h"
 #include "rail/peer/client.h"
 #include "rail/probe/counters.h"
-#include "rail/probing.h"
+#include "rail/agent/probing.h"
 #include "rail/sysfs/filesystem.h"
 
-namespace rail {
+namespace rail::agent {
 namespace {
 
 std::string Micros(const std::optional<probe::LatencySummary>& rtt,
@@ -111,6 +113,30 @@ std::string FormatProbeJson(const std::vector<probe::ProbeResult>& results) {
   return json.dump(2) + "\n";
 }
 
+namespace {
+
+// The rails named by --rail (all when none is named); empty, with the error written, when one of
+// them is not this host's.
+std::vector<probe::ProbeRail> SelectRails(const std::vector<probe::ProbeRail>& all_rails,
+                                          const std::vector<std::string>& names,
+                                          std::ostream& err) {
+  std::vector<probe::ProbeRail> selected;
+  for (const auto& rail : all_rails) {
+    if (names.empty() || std::find(names.begin(), names.end(), rail.name) != names.end()) {
+      selected.push_back(rail);
+    }
+  }
+  if (selected.size() != (names.empty() ? all_rails.size() : names.size()) || selected.empty()) {
+    err << "rail_exporter probe: --rail: this host has no such rail (it has:";
+    for (const auto& rail : all_rails) err << " " << rail.name;
+    err << ")\n";
+    return {};
+  }
+  return selected;
+}
+
+}  // namespace
+
 int RunProbeCommand(const ProbeCommandOptions& options, std::ostream& out, std::ostream& err) {
   const auto kind = probe::ParseProbeKind(options.kind);
   if (!kind) {
@@ -130,49 +156,17 @@ int RunProbeCommand(const ProbeCommandOptions& options, std::ostream& out, std::
     AgentConfig config;
     if (options.config_file) config = LoadConfigFile(*options.config_file);
     sysfs::RootedFilesystem sys(options.sysfs_root);
-    sysfs::ReadErrors errors;
-    sysfs::InfinibandReadOptions read;
-    read.counters = false;
-    read.hw_counters = false;
-    const auto all_rails =
-        MakeProbeRails(DiscoverRails(sysfs::ReadInfiniband(sys, read, errors), config));
-    std::vector<probe::ProbeRail> selected;
-    for (const auto& rail : all_rails) {
-      if (options.rails.empty() ||
-          std::find(options.rails.begin(), options.rails.end(), rail.name) != options.rails.end()) {
-        selected.push_back(rail);
-      }
-    }
-    if (selected.size() != (options.rails.empty() ? all_rails.size() : options.rails.size()) ||
-        selected.empty()) {
-      err << "rail_exporter probe: --rail: this host has no such rail (it has:";
-      for (const auto& rail : all_rails) err << " " << rail.name;
-      err << ")\n";
-      return 2;
-    }
-
-    std::shared_ptr<const peer::Secret> secret;
-    const auto secret_file =
-        options.secret_file ? options.secret_file : config.responder.secret_file;
-    if (secret_file) {
-      std::string error;
-      secret = peer::LoadSecretFile(*secret_file, &error);
-      if (!secret) {
-        err << "rail_exporter probe: secret file: " << error << "\n";
-        return 2;
-      }
-    } else if (!options.insecure) {
+    const auto all_rails = LocalProbeRails(sys, config);
+    const auto selected = SelectRails(all_rails, options.rails, err);
+    if (selected.empty()) return 2;
+    const auto secret_file = options.secret_file ? options.secret_file : config.responder.secret_file;
+    if (!secret_file && !options.insecure) {
       err << "rail_exporter probe: needs --peer.secret-file (or --peer.insecure)\n";
       return 2;
     }
-    schedule::SteadyClock clock;
-    peer::ReplayCache seen(clock, 1024, std::chrono::hours(1));
-    const auto& build = GetBuildInfo();
-    probe::RailCounterReader counters(sys);
-    probe::ProbeContext context;
-    context.connect = peer::MakePeerConnector(secret, {build.version, build.ucx_version}, seen);
-    context.counters = &counters;
-    context.all_rails = all_rails;
+    base::SteadyClock clock;
+    const ProbeWiring wiring(sys, all_rails, LoadSecret(secret_file, "secret file"), clock, 1024);
+    const probe::ProbeContext context = wiring.Context();
 
     probe::ProbeParams params;
     params.kind = *kind;
@@ -217,4 +211,4 @@ int RunProbeCommand(const ProbeCommandOptions& options, std::ostream& out, std::
   }
 }
 
-}  // namespace rail
+}  // namespace rail::agent

@@ -2,9 +2,9 @@
 // runs on a thread of its own (they may overlap on different rails), and results go to the store.
 #include <spdlog/spdlog.h>
 
-#include "rail/probing.h"
+#include "rail/agent/probing.h"
 
-namespace rail {
+namespace rail::agent {
 
 ProbeRunner::ProbeRunner(std::vector<PlannedProbe> plan, schedule::Budget budget,
                          probe::ProbeContext context, probe::ResultStore& store)
@@ -119,4 +119,4 @@ void ProbeRunner::Loop() {
   }
 }
 
-}  // namespace rail
+}  // namespace rail::agent

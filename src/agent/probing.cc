@@ -1,4 +1,4 @@
-#include "rail/probing.h"
+#include "rail/agent/probing.h"
 
 #include <arpa/inet.h>
 #include <ifaddrs.h>
@@ -7,7 +7,7 @@
 
 #include <algorithm>
 
-namespace rail {
+namespace rail::agent {
 namespace {
 
 // The IPv4 address of a live interface, for netdev rails configured without one.
@@ -37,7 +37,7 @@ std::uint64_t ExpectedBytes(const ProbeConfig& config, const std::vector<probe::
 
 }  // namespace
 
-std::vector<probe::ProbeRail> MakeProbeRails(const std::vector<Rail>& rails) {
+std::vector<probe::ProbeRail> MakeProbeRails(const std::vector<inventory::Rail>& rails) {
   std::vector<probe::ProbeRail> probe_rails;
   for (const auto& rail : rails) {
     probe::ProbeRail probe_rail;
@@ -48,7 +48,7 @@ std::vector<probe::ProbeRail> MakeProbeRails(const std::vector<Rail>& rails) {
     probe_rail.ucx_device =
         rail.device.empty() ? rail.netdev : rail.device + ":" + std::to_string(rail.port);
     probe_rail.ipv4 = rail.ipv4.empty() ? InterfaceIpv4(rail.netdev) : rail.ipv4;
-    probe_rail.expect_rdma = rail.transport == TransportClass::kRdma;
+    probe_rail.expect_rdma = rail.transport == inventory::TransportClass::kRdma;
     probe_rails.push_back(std::move(probe_rail));
   }
   return probe_rails;
@@ -157,4 +157,4 @@ std::vector<probe::ProbeResult> RunProbeSizes(probe::Probe& probe, const probe::
   return results;
 }
 
-}  // namespace rail
+}  // namespace rail::agent

@@ -5,7 +5,7 @@
 #include "collectors/families.h"
 #include "collectors/registry.h"
 
-namespace rail {
+namespace rail::collectors {
 namespace {
 
 // "100000 Mbps" from /proc/net/bonding; "Unknown" while the slave is down.
@@ -24,8 +24,11 @@ bool IsUp(const std::optional<std::string>& mii_status) {
 class BondingCollector final : public Collector {
  public:
   std::string Name() const override { return "bonding"; }
+  std::string Help() const override {
+    return "Bonds: mode, slaves, slave state and link failures";
+  }
 
-  void Collect(ScrapeSnapshot& snapshot, std::vector<prometheus::MetricFamily>& out) override {
+  void Collect(Scrape& snapshot, std::vector<prometheus::MetricFamily>& out) override {
     auto info = detail::Gauge(
         "rail_bond_info", "Bond configuration (bonding/mode, bonding/xmit_hash_policy); value 1.");
     auto up = detail::Gauge("rail_bond_up", "1 when the bond's MII status is up, else 0.");
@@ -80,4 +83,4 @@ std::unique_ptr<Collector> MakeBondingCollector() {
   return std::make_unique<BondingCollector>();
 }
 
-}  // namespace rail
+}  // namespace rail::collectors

@@ -1,4 +1,4 @@
-#include "rail/collector_set.h"
+#include "rail/collectors/collector_set.h"
 
 #include <spdlog/spdlog.h>
 
@@ -6,7 +6,7 @@
 
 #include "collectors/families.h"
 
-namespace rail {
+namespace rail::collectors {
 namespace {
 
 constexpr sysfs::ReadFailure kAllFailures[] = {
@@ -18,8 +18,9 @@ constexpr std::size_t kMaxLoggedPaths = 4096;
 
 }  // namespace
 
-CollectorSet::CollectorSet(SnapshotSources sources, const std::vector<std::string>& enabled)
+CollectorSet::CollectorSet(Sources sources, const std::vector<std::string>& enabled)
     : sources_(std::move(sources)) {
+  SelectReads(enabled, &sources_.inventory);
   for (const auto& info : KnownCollectors()) {
     for (const auto& name : enabled) {
       if (name == info.name) {
@@ -39,7 +40,7 @@ std::vector<prometheus::MetricFamily> CollectorSet::Collect() const {
   std::lock_guard lock(mutex_);
   std::vector<prometheus::MetricFamily> families;
   sysfs::ReadErrors errors;
-  ScrapeSnapshot snapshot(sources_, errors);
+  Scrape scrape(sources_, errors);
 
   auto duration = detail::Gauge("rail_exporter_scrape_collector_duration_seconds",
                                 "Time a collector took in this scrape, including the reads it "
@@ -50,7 +51,7 @@ std::vector<prometheus::MetricFamily> CollectorSet::Collect() const {
     const auto start = std::chrono::steady_clock::now();
     bool ok = true;
     try {
-      collector->Collect(snapshot, families);
+      collector->Collect(scrape, families);
     } catch (const std::exception& error) {
       ok = false;
       spdlog::error("collector {} failed: {}", collector->Name(), error.what());
@@ -87,4 +88,4 @@ void CollectorSet::CountAndLog(const sysfs::ReadErrors& errors) const {
   }
 }
 
-}  // namespace rail
+}  // namespace rail::collectors

@@ -2,24 +2,28 @@
 // metrics (CPU and memory matter: the agent lives on production GPU nodes).
 #include "collectors/families.h"
 #include "collectors/registry.h"
-#include "rail/build_info.h"
+#include "rail/base/build_info.h"
+#include "rail/probe/ucx_version.h"
 #include "rail/sysfs/process.h"
 
-namespace rail {
+namespace rail::collectors {
 namespace {
 
 class ExporterCollector final : public Collector {
  public:
   std::string Name() const override { return "exporter"; }
+  std::string Help() const override {
+    return "The agent itself: build, RDMA device count, process figures";
+  }
 
-  void Collect(ScrapeSnapshot& snapshot, std::vector<prometheus::MetricFamily>& out) override {
-    const BuildInfo& build = GetBuildInfo();
+  void Collect(Scrape& snapshot, std::vector<prometheus::MetricFamily>& out) override {
+    const auto& build = base::GetBuildInfo();
     detail::Gauge("rail_exporter_build_info",
                   "Build of rail_exporter (version, revision, compiler, UCX version); value 1.")
         .Add({{"version", build.version},
               {"revision", build.revision},
               {"compiler", build.compiler},
-              {"ucx_version", build.ucx_version}},
+              {"ucx_version", probe::UcxRuntimeVersion()}},
              1)
         .MoveTo(out);
     detail::Gauge("rail_exporter_rdma_devices",
@@ -54,4 +58,4 @@ std::unique_ptr<Collector> MakeExporterCollector() {
   return std::make_unique<ExporterCollector>();
 }
 
-}  // namespace rail
+}  // namespace rail::collectors

@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-namespace rail::detail {
+namespace rail::collectors::detail {
 
 using Labels = std::vector<prometheus::ClientMetric::Label>;
 
@@ -53,4 +53,4 @@ inline FamilyBuilder Counter(std::string name, std::string help) {
   return FamilyBuilder(std::move(name), std::move(help), prometheus::MetricType::Counter);
 }
 
-}  // namespace rail::detail
+}  // namespace rail::collectors::detail

@@ -3,14 +3,18 @@
 #include "collectors/families.h"
 #include "collectors/registry.h"
 
-namespace rail {
+namespace rail::collectors {
 namespace {
 
 class GidCollector final : public Collector {
  public:
   std::string Name() const override { return "gid"; }
+  std::string Help() const override {
+    return "RDMA ports' GID tables: GID, RoCE type, netdev, IPv4";
+  }
+  Reads Needs() const override { return {.gids = true}; }
 
-  void Collect(ScrapeSnapshot& snapshot, std::vector<prometheus::MetricFamily>& out) override {
+  void Collect(Scrape& snapshot, std::vector<prometheus::MetricFamily>& out) override {
     auto info = detail::Gauge(
         "rail_gid_info",
         "Non-empty GID table entry (ports/<p>/gids/<index>, gid_attrs/types, gid_attrs/ndevs); "
@@ -44,4 +48,4 @@ std::unique_ptr<Collector> MakeGidCollector() {
   return std::make_unique<GidCollector>();
 }
 
-}  // namespace rail
+}  // namespace rail::collectors

@@ -5,7 +5,7 @@
 #include "collectors/families.h"
 #include "collectors/registry.h"
 
-namespace rail {
+namespace rail::collectors {
 namespace {
 
 // hw_counters that are settings rather than event counts.
@@ -16,8 +16,12 @@ bool IsHwSetting(const std::string& name) {
 class HwCountersCollector final : public Collector {
  public:
   std::string Name() const override { return "hw_counters"; }
+  std::string Help() const override {
+    return "RDMA ports' vendor hw counters (hw_counters/)";
+  }
+  Reads Needs() const override { return {.hw_counters = true}; }
 
-  void Collect(ScrapeSnapshot& snapshot, std::vector<prometheus::MetricFamily>& out) override {
+  void Collect(Scrape& snapshot, std::vector<prometheus::MetricFamily>& out) override {
     auto hw = detail::Counter("rail_port_hw_events_total",
                               "Vendor hardware counter (ports/<p>/hw_counters/<counter>).");
     for (const auto& device : snapshot.Devices()) {
@@ -40,4 +44,4 @@ std::unique_ptr<Collector> MakeHwCountersCollector() {
   return std::make_unique<HwCountersCollector>();
 }
 
-}  // namespace rail
+}  // namespace rail::collectors

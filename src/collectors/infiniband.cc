@@ -4,9 +4,9 @@
 
 #include "collectors/families.h"
 #include "collectors/registry.h"
-#include "rail/collector.h"
+#include "rail/collectors/collector.h"
 
-namespace rail {
+namespace rail::collectors {
 namespace {
 
 using detail::Counter;
@@ -65,8 +65,12 @@ constexpr CounterMetric kCounterMetrics[] = {
 class InfinibandCollector final : public Collector {
  public:
   std::string Name() const override { return "infiniband"; }
+  std::string Help() const override {
+    return "RDMA devices and ports: state, rate, PMA counters";
+  }
+  Reads Needs() const override { return {.port_counters = true}; }
 
-  void Collect(ScrapeSnapshot& snapshot, std::vector<prometheus::MetricFamily>& out) override {
+  void Collect(Scrape& snapshot, std::vector<prometheus::MetricFamily>& out) override {
     auto device_info = Gauge("rail_infiniband_device_info",
                              "RDMA device identity from class/infiniband/<device>; value 1.");
     auto port_info = Gauge("rail_port_info", "RDMA port facts (link layer, width, LIDs); value 1.");
@@ -148,4 +152,4 @@ std::unique_ptr<Collector> MakeInfinibandCollector() {
   return std::make_unique<InfinibandCollector>();
 }
 
-}  // namespace rail
+}  // namespace rail::collectors

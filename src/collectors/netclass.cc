@@ -3,14 +3,17 @@
 #include "collectors/families.h"
 #include "collectors/registry.h"
 
-namespace rail {
+namespace rail::collectors {
 namespace {
 
 class NetclassCollector final : public Collector {
  public:
   std::string Name() const override { return "netclass"; }
+  std::string Help() const override {
+    return "The rails' netdevs, bonds and bond slaves: state, MTU, speed";
+  }
 
-  void Collect(ScrapeSnapshot& snapshot, std::vector<prometheus::MetricFamily>& out) override {
+  void Collect(Scrape& snapshot, std::vector<prometheus::MetricFamily>& out) override {
     auto info = detail::Gauge("rail_netdev_info",
                               "Netdev identity (class/net/<netdev>: address, type); value 1.");
     auto up = detail::Gauge("rail_netdev_up", "1 when operstate is up, else 0.");
@@ -43,4 +46,4 @@ std::unique_ptr<Collector> MakeNetclassCollector() {
   return std::make_unique<NetclassCollector>();
 }
 
-}  // namespace rail
+}  // namespace rail::collectors

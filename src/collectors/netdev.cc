@@ -6,7 +6,7 @@
 #include "collectors/families.h"
 #include "collectors/registry.h"
 
-namespace rail {
+namespace rail::collectors {
 namespace {
 
 struct StatisticMetric {
@@ -33,8 +33,12 @@ constexpr StatisticMetric kStatisticMetrics[] = {
 class NetdevCollector final : public Collector {
  public:
   std::string Name() const override { return "netdev"; }
+  std::string Help() const override {
+    return "Those netdevs' traffic and error statistics (statistics/)";
+  }
+  Reads Needs() const override { return {.netdev_statistics = true}; }
 
-  void Collect(ScrapeSnapshot& snapshot, std::vector<prometheus::MetricFamily>& out) override {
+  void Collect(Scrape& snapshot, std::vector<prometheus::MetricFamily>& out) override {
     auto other = detail::Counter("rail_netdev_statistic_total",
                                  "Other netdev statistics (statistics/<statistic>).");
     std::map<std::string, detail::FamilyBuilder> statistics;
@@ -61,4 +65,4 @@ std::unique_ptr<Collector> MakeNetdevCollector() {
   return std::make_unique<NetdevCollector>();
 }
 
-}  // namespace rail
+}  // namespace rail::collectors

@@ -2,22 +2,27 @@
 #include "collectors/families.h"
 #include "collectors/registry.h"
 
-namespace rail {
+namespace rail::collectors {
 namespace {
 
-const char* SourceLabel(RailSource source) {
-  return source == RailSource::kConfigured ? "config" : "discovered";
+const char* SourceLabel(inventory::RailSource source) {
+  return source == inventory::RailSource::kConfigured ? "config" : "discovered";
 }
 
-const char* TransportLabel(TransportClass transport) {
-  return transport == TransportClass::kRdma ? "rdma" : "tcp";
+const char* TransportLabel(inventory::TransportClass transport) {
+  return transport == inventory::TransportClass::kRdma ? "rdma" : "tcp";
 }
 
 class RailsCollector final : public Collector {
  public:
   std::string Name() const override { return "rails"; }
+  std::string Help() const override {
+    return "The rails (RDMA ports or configured netdevs) and their identity";
+  }
+  // GIDs give a rail its IPv4 address.
+  Reads Needs() const override { return {.gids = true}; }
 
-  void Collect(ScrapeSnapshot& snapshot, std::vector<prometheus::MetricFamily>& out) override {
+  void Collect(Scrape& snapshot, std::vector<prometheus::MetricFamily>& out) override {
     auto info = detail::Gauge(
         "rail_info", "A rail: an active RDMA port with its netdev, or a configured rail; value 1.");
     auto present = detail::Gauge(
@@ -54,4 +59,4 @@ std::unique_ptr<Collector> MakeRailsCollector() {
   return std::make_unique<RailsCollector>();
 }
 
-}  // namespace rail
+}  // namespace rail::collectors

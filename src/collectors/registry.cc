@@ -1,38 +1,56 @@
 #include "collectors/registry.h"
 
 #include <functional>
-#include <map>
 
-namespace rail {
+namespace rail::collectors {
+namespace {
+
+using Factory = std::unique_ptr<Collector> (*)();
+
+// Scrape order.
+constexpr Factory kFactories[] = {
+    MakeInfinibandCollector, MakeHwCountersCollector, MakeGidCollector,
+    MakeRailsCollector,      MakeNetclassCollector,   MakeNetdevCollector,
+    MakeBondingCollector,    MakeExporterCollector,   MakeProbeCollector,
+    MakeResponderCollector,  MakeHealthCollector,
+};
+
+}  // namespace
 
 const std::vector<CollectorInfo>& KnownCollectors() {
-  static const std::vector<CollectorInfo> kCollectors = {
-      {"infiniband", "RDMA devices and ports: state, rate, PMA counters", true},
-      {"hw_counters", "RDMA ports' vendor hw counters (hw_counters/)", true},
-      {"gid", "RDMA ports' GID tables: GID, RoCE type, netdev, IPv4", true},
-      {"rails", "The rails (RDMA ports or configured netdevs) and their identity", true},
-      {"netclass", "The rails' netdevs, bonds and bond slaves: state, MTU, speed", true},
-      {"netdev", "Those netdevs' traffic and error statistics (statistics/)", true},
-      {"bonding", "Bonds: mode, slaves, slave state and link failures", true},
-      {"exporter", "The agent itself: build, RDMA device count, process figures", true},
-      {"probe", "Results of the scheduled probes and the peers' versions", true},
-      {"responder", "The responder answering other agents' probes", true},
-      {"health", "Health checks of the rails and peers: verdicts and reasons", true},
-  };
+  static const std::vector<CollectorInfo> kCollectors = [] {
+    std::vector<CollectorInfo> infos;
+    for (const Factory factory : kFactories) {
+      const auto collector = factory();
+      infos.push_back({collector->Name(), collector->Help(), true});
+    }
+    return infos;
+  }();
   return kCollectors;
 }
 
 std::unique_ptr<Collector> MakeCollector(const std::string& name) {
-  static const std::map<std::string, std::function<std::unique_ptr<Collector>()>> kFactories = {
-      {"infiniband", MakeInfinibandCollector}, {"gid", MakeGidCollector},
-      {"rails", MakeRailsCollector},           {"netclass", MakeNetclassCollector},
-      {"bonding", MakeBondingCollector},       {"exporter", MakeExporterCollector},
-      {"probe", MakeProbeCollector},           {"responder", MakeResponderCollector},
-      {"health", MakeHealthCollector},         {"hw_counters", MakeHwCountersCollector},
-      {"netdev", MakeNetdevCollector},
-  };
-  const auto factory = kFactories.find(name);
-  return factory == kFactories.end() ? nullptr : factory->second();
+  for (const Factory factory : kFactories) {
+    if (auto collector = factory(); collector->Name() == name) return collector;
+  }
+  return nullptr;
 }
 
-}  // namespace rail
+void SelectReads(const std::vector<std::string>& collectors, inventory::Sources* sources) {
+  Reads wanted;
+  for (const auto& name : collectors) {
+    const auto collector = MakeCollector(name);
+    if (!collector) continue;
+    const Reads needs = collector->Needs();
+    wanted.port_counters |= needs.port_counters;
+    wanted.hw_counters |= needs.hw_counters;
+    wanted.gids |= needs.gids;
+    wanted.netdev_statistics |= needs.netdev_statistics;
+  }
+  sources->infiniband.counters = wanted.port_counters;
+  sources->infiniband.hw_counters = wanted.hw_counters;
+  sources->infiniband.gids = wanted.gids;
+  sources->netdev.statistics = wanted.netdev_statistics;
+}
+
+}  // namespace rail::collectors

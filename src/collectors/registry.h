@@ -4,9 +4,9 @@
 
 #include <memory>
 
-#include "rail/collector.h"
+#include "rail/collectors/collector.h"
 
-namespace rail {
+namespace rail::collectors {
 
 std::unique_ptr<Collector> MakeInfinibandCollector();
 std::unique_ptr<Collector> MakeGidCollector();
@@ -20,4 +20,4 @@ std::unique_ptr<Collector> MakeProbeCollector();
 std::unique_ptr<Collector> MakeResponderCollector();
 std::unique_ptr<Collector> MakeHealthCollector();
 
-}  // namespace rail
+}  // namespace rail::collectors

@@ -4,16 +4,19 @@
 
 #include "collectors/families.h"
 #include "collectors/registry.h"
-#include "rail/build_info.h"
+#include "rail/health/checks.h"
 
-namespace rail {
+namespace rail::collectors {
 namespace {
 
 class ResponderCollector final : public Collector {
  public:
   std::string Name() const override { return "responder"; }
+  std::string Help() const override {
+    return "The responder answering other agents' probes";
+  }
 
-  void Collect(ScrapeSnapshot& snapshot, std::vector<prometheus::MetricFamily>& out) override {
+  void Collect(Scrape& snapshot, std::vector<prometheus::MetricFamily>& out) override {
     if (!snapshot.sources().responder_stats) return;
     const peer::ResponderStats stats = snapshot.sources().responder_stats();
     detail::Counter("rail_responder_connections_total",
@@ -37,7 +40,7 @@ class ResponderCollector final : public Collector {
       errors.Add({{"reason", reason}}, static_cast<double>(count));
     }
     errors.MoveTo(out);
-    const auto& ours = GetBuildInfo();
+    const auto& ours = snapshot.sources().health;
     auto peers = detail::Gauge("rail_responder_peer_info",
                                "A peer that probed this agent, with its versions; value 1.");
     auto mismatch =
@@ -49,10 +52,11 @@ class ResponderCollector final : public Collector {
                  {"ucx_version", info.versions.ucx_version},
                  {"authenticated", info.authenticated ? "true" : "false"}},
                 1);
-      mismatch.Add({{"peer", address}}, info.versions.agent_version != ours.version ||
-                                                info.versions.ucx_version != ours.ucx_version
-                                            ? 1
-                                            : 0);
+      const bool differ =
+          !health::VersionDifferences(info.versions.agent_version, info.versions.ucx_version,
+                                      ours.own_agent_version, ours.own_ucx_version)
+               .empty();
+      mismatch.Add({{"peer", address}}, differ ? 1 : 0);
     }
     peers.MoveTo(out);
     mismatch.MoveTo(out);
@@ -65,4 +69,4 @@ std::unique_ptr<Collector> MakeResponderCollector() {
   return std::make_unique<ResponderCollector>();
 }
 
-}  // namespace rail
+}  // namespace rail::collectors

@@ -25,13 +25,12 @@ void CheckProbes(const HealthInputs& inputs, std::vector<CheckResult>& out);
 CheckResult Verdict(std::string check, std::string rail, std::string peer, std::string reason);
 
 // The inputs' vectors; a null pointer reads as empty.
-const std::vector<Rail>& Rails(const HealthInputs& inputs);
+const std::vector<inventory::Rail>& Rails(const HealthInputs& inputs);
 const std::vector<probe::SeriesState>& Series(const HealthInputs& inputs);
 const std::vector<InterfaceAddress>& Addresses(const HealthInputs& inputs);
-const AgentConfig& Config(const HealthInputs& inputs);
 
 // The rail's RDMA port, or nullptr (netdev-only rail, or the port is missing).
-const sysfs::InfinibandPort* FindPort(const HealthInputs& inputs, const Rail& rail);
+const sysfs::InfinibandPort* FindPort(const HealthInputs& inputs, const inventory::Rail& rail);
 // class/net/<name> as read, or nullptr.
 const sysfs::NetDevice* FindNetDevice(const HealthInputs& inputs, const std::string& name);
 

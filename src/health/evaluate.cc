@@ -22,8 +22,8 @@ CheckResult Verdict(std::string check, std::string rail, std::string peer, std::
   return result;
 }
 
-const std::vector<Rail>& Rails(const HealthInputs& inputs) {
-  static const std::vector<Rail> kNone;
+const std::vector<inventory::Rail>& Rails(const HealthInputs& inputs) {
+  static const std::vector<inventory::Rail> kNone;
   return inputs.rails ? *inputs.rails : kNone;
 }
 
@@ -37,17 +37,12 @@ const std::vector<InterfaceAddress>& Addresses(const HealthInputs& inputs) {
   return inputs.addresses ? *inputs.addresses : kNone;
 }
 
-const AgentConfig& Config(const HealthInputs& inputs) {
-  static const AgentConfig kDefaults;
-  return inputs.config ? *inputs.config : kDefaults;
-}
-
-const sysfs::InfinibandPort* FindPort(const HealthInputs& inputs, const Rail& rail) {
-  return inputs.devices ? FindRailPort(*inputs.devices, rail) : nullptr;
+const sysfs::InfinibandPort* FindPort(const HealthInputs& inputs, const inventory::Rail& rail) {
+  return inputs.devices ? inventory::FindRailPort(*inputs.devices, rail) : nullptr;
 }
 
 const sysfs::NetDevice* FindNetDevice(const HealthInputs& inputs, const std::string& name) {
-  return inputs.net_devices ? rail::FindNetDevice(*inputs.net_devices, name) : nullptr;
+  return inputs.net_devices ? inventory::FindNetDevice(*inputs.net_devices, name) : nullptr;
 }
 
 std::vector<const probe::ProbeResult*> LatestPerPeer(const HealthInputs& inputs) {

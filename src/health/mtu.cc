@@ -10,14 +10,14 @@
 namespace rail::health::detail {
 namespace {
 
-std::optional<std::uint64_t> RailMtu(const HealthInputs& inputs, const Rail& rail) {
+std::optional<std::uint64_t> RailMtu(const HealthInputs& inputs, const inventory::Rail& rail) {
   const auto* netdev = FindNetDevice(inputs, rail.netdev);
   if (netdev == nullptr) return std::nullopt;
   return netdev->mtu;
 }
 
 void CheckHostMtus(const HealthInputs& inputs, std::vector<CheckResult>& out) {
-  std::vector<std::pair<const Rail*, std::uint64_t>> mtus;
+  std::vector<std::pair<const inventory::Rail*, std::uint64_t>> mtus;
   std::map<std::uint64_t, std::size_t> votes;
   for (const auto& rail : Rails(inputs)) {
     if (const auto mtu = RailMtu(inputs, rail)) {

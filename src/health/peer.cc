@@ -4,23 +4,33 @@
 
 #include "health/check_helpers.h"
 
-namespace rail::health::detail {
+namespace rail::health {
+
+std::string VersionDifferences(const std::string& peer_agent_version,
+                               const std::string& peer_ucx_version,
+                               const std::string& own_agent_version,
+                               const std::string& own_ucx_version) {
+  std::vector<std::string> differences;
+  if (peer_agent_version != own_agent_version) {
+    differences.push_back(fmt::format("agent {} (ours {})", peer_agent_version, own_agent_version));
+  }
+  if (peer_ucx_version != own_ucx_version) {
+    differences.push_back(fmt::format("UCX {} (ours {})", peer_ucx_version, own_ucx_version));
+  }
+  return detail::Join(differences);
+}
+
+namespace detail {
 
 void CheckPeerVersions(const HealthInputs& inputs, std::vector<CheckResult>& out) {
   for (const auto* result : LatestPerPeer(inputs)) {
-    std::vector<std::string> differences;
-    if (result->peer_agent_version != inputs.own_agent_version) {
-      differences.push_back(
-          fmt::format("agent {} (ours {})", result->peer_agent_version, inputs.own_agent_version));
-    }
-    if (result->peer_ucx_version != inputs.own_ucx_version) {
-      differences.push_back(
-          fmt::format("UCX {} (ours {})", result->peer_ucx_version, inputs.own_ucx_version));
-    }
-    out.push_back(
-        Verdict("peer_version", "", result->peer,
-                differences.empty() ? std::string() : "the peer runs " + Join(differences)));
+    const std::string differences =
+        VersionDifferences(result->peer_agent_version, result->peer_ucx_version,
+                           inputs.own_agent_version, inputs.own_ucx_version);
+    out.push_back(Verdict("peer_version", "", result->peer,
+                          differences.empty() ? std::string() : "the peer runs " + differences));
   }
 }
 
-}  // namespace rail::health::detail
+}  // namespace detail
+}  // namespace rail::health

@@ -10,11 +10,11 @@ std::string StateName(const std::optional<sysfs::NumberedState>& state) {
   return state ? state->name : "unknown";
 }
 
-std::string PortName(const Rail& rail) {
+std::string PortName(const inventory::Rail& rail) {
   return fmt::format("{} port {}", rail.device, rail.port);
 }
 
-std::string PortActiveReason(const HealthInputs& inputs, const Rail& rail) {
+std::string PortActiveReason(const HealthInputs& inputs, const inventory::Rail& rail) {
   if (!rail.device.empty()) {
     const auto* port = FindPort(inputs, rail);
     if (!rail.present || port == nullptr) {
@@ -39,7 +39,7 @@ std::string PortActiveReason(const HealthInputs& inputs, const Rail& rail) {
 
 // Only a configured expectation is checked: the rates of a host's ports differ legitimately
 // (a management port next to the rails), so sibling rates are no reference.
-std::string PortRateReason(const HealthInputs& inputs, const Rail& rail) {
+std::string PortRateReason(const HealthInputs& inputs, const inventory::Rail& rail) {
   if (!rail.expected_rate_gbps) return {};
   const double expected = *rail.expected_rate_gbps;
   if (!rail.device.empty()) {

@@ -26,7 +26,7 @@ std::vector<const probe::SeriesState*> CurrentSuccesses(const HealthInputs& inpu
 }
 
 void CheckStriping(const HealthInputs& inputs, std::vector<CheckResult>& out) {
-  const double max_share = Config(inputs).health.multirail_max_rail_share;
+  const double max_share = inputs.thresholds.multirail_max_rail_share;
   std::map<std::string, std::vector<std::string>> failures;  // by peer
   for (const auto* state : CurrentSuccesses(inputs)) {
     const auto busiest = probe::BusiestProbedRail(state->last);
@@ -50,7 +50,7 @@ void CheckStriping(const HealthInputs& inputs, std::vector<CheckResult>& out) {
 // speed that means nothing, so it has a line rate only when one is configured.
 std::optional<double> LineRate(const HealthInputs& inputs, const std::string& rail_name) {
   const auto& rails = Rails(inputs);
-  const auto rail = std::find_if(rails.begin(), rails.end(), [&](const Rail& candidate) {
+  const auto rail = std::find_if(rails.begin(), rails.end(), [&](const inventory::Rail& candidate) {
     return candidate.name == rail_name;
   });
   if (rail == rails.end()) return std::nullopt;
@@ -58,7 +58,7 @@ std::optional<double> LineRate(const HealthInputs& inputs, const std::string& ra
     return port->rate->BytesPerSecond();
   }
   if (rail->expected_rate_gbps) return *rail->expected_rate_gbps * 1e9 / 8;
-  if (rail->transport == TransportClass::kRdma) {
+  if (rail->transport == inventory::TransportClass::kRdma) {
     if (const auto* netdev = FindNetDevice(inputs, rail->netdev);
         netdev != nullptr && netdev->speed_mbps && *netdev->speed_mbps > 0) {
       return static_cast<double>(*netdev->speed_mbps) * 1e6 / 8;
@@ -74,7 +74,7 @@ double Median(std::vector<double> values) {
 }
 
 void CheckThroughput(const HealthInputs& inputs, std::vector<CheckResult>& out) {
-  const auto& health = Config(inputs).health;
+  const auto& health = inputs.thresholds;
   // Single-rail bulk series grouped by what makes rails comparable: peer, kind and size.
   using Group = std::tuple<std::string, std::string, std::uint64_t>;
   std::map<Group, std::vector<const probe::SeriesState*>> groups;

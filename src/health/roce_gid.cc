@@ -13,7 +13,7 @@ namespace {
 
 // The addresses the rail should be reachable at: its netdev's IPv4 addresses, else the rail's
 // own (configured, or taken from its GIDs).
-std::vector<std::string> ExpectedAddresses(const HealthInputs& inputs, const Rail& rail) {
+std::vector<std::string> ExpectedAddresses(const HealthInputs& inputs, const inventory::Rail& rail) {
   std::vector<std::string> addresses;
   for (const auto& address : Addresses(inputs)) {
     if (!rail.netdev.empty() && address.ifname == rail.netdev) {
@@ -24,7 +24,7 @@ std::vector<std::string> ExpectedAddresses(const HealthInputs& inputs, const Rai
   return addresses;
 }
 
-std::string Reason(const HealthInputs& inputs, const Rail& rail,
+std::string Reason(const HealthInputs& inputs, const inventory::Rail& rail,
                    const sysfs::InfinibandPort& port) {
   std::set<std::string> bond_names;
   if (inputs.bonds != nullptr) {

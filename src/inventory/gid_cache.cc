@@ -1,11 +1,11 @@
-#include "rail/gid_cache.h"
+#include "rail/inventory/gid_cache.h"
 
-namespace rail {
+namespace rail::inventory {
 
 std::vector<sysfs::GidEntry> GidCache::Get(
     const std::string& device, unsigned port,
     const std::function<std::vector<sysfs::GidEntry>()>& read) {
-  const auto now = now_();
+  const auto now = clock_.Now();
   {
     std::lock_guard lock(mutex_);
     const auto found = entries_.find({device, port});
@@ -22,4 +22,4 @@ std::vector<sysfs::GidEntry> GidCache::Get(
   return gids;
 }
 
-}  // namespace rail
+}  // namespace rail::inventory

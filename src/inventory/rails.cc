@@ -1,9 +1,9 @@
-#include "rail/rails.h"
+#include "rail/inventory/rails.h"
 
 #include <algorithm>
 #include <map>
 
-namespace rail {
+namespace rail::inventory {
 
 std::string DefaultRailName(const std::string& device, unsigned port) {
   return device + ":" + std::to_string(port);
@@ -121,10 +121,10 @@ Rail FromConfig(const RailConfig& configured, const std::vector<sysfs::Infiniban
 }  // namespace
 
 std::vector<Rail> DiscoverRails(const std::vector<sysfs::InfinibandDevice>& devices,
-                                const AgentConfig& config) {
+                                const std::vector<RailConfig>& configured, bool discover_unlisted) {
   std::vector<Rail> rails;
-  for (const auto& configured : config.rails) rails.push_back(FromConfig(configured, devices));
-  if (!config.DiscoverUnlisted()) return rails;
+  for (const auto& entry : configured) rails.push_back(FromConfig(entry, devices));
+  if (!discover_unlisted) return rails;
 
   auto claimed = [&rails](const std::string& device, unsigned port) {
     return std::any_of(rails.begin(), rails.end(), [&](const Rail& rail) {
@@ -140,4 +140,4 @@ std::vector<Rail> DiscoverRails(const std::vector<sysfs::InfinibandDevice>& devi
   return rails;
 }
 
-}  // namespace rail
+}  // namespace rail::inventory

@@ -80,13 +80,13 @@ std::optional<std::string> InitiatorProof(std::string_view secret, std::string_v
 
 // ---- ReplayCache ----
 
-ReplayCache::ReplayCache(const schedule::Clock& clock, std::size_t capacity,
-                         schedule::Duration max_age)
+ReplayCache::ReplayCache(const base::Clock& clock, std::size_t capacity,
+                         base::Duration max_age)
     : clock_(clock), capacity_(std::max<std::size_t>(capacity, 1)), max_age_(max_age) {}
 
 bool ReplayCache::CheckAndRemember(std::string_view nonce) {
   const std::lock_guard lock(mutex_);
-  const schedule::TimePoint now = clock_.Now();
+  const base::TimePoint now = clock_.Now();
   ExpireLocked(now);
   std::string key(nonce);
   if (nonces_.contains(key)) return false;
@@ -104,7 +104,7 @@ std::size_t ReplayCache::size() const {
   return entries_.size();
 }
 
-void ReplayCache::ExpireLocked(schedule::TimePoint now) {
+void ReplayCache::ExpireLocked(base::TimePoint now) {
   while (!entries_.empty() && now - entries_.front().seen >= max_age_) {
     nonces_.erase(entries_.front().nonce);
     entries_.pop_front();

@@ -64,23 +64,23 @@ std::optional<std::string> CheckProbeSetup(const Limits& limits, const ProbeSetu
 
 // ---- PeerRateLimiter ----
 
-PeerRateLimiter::PeerRateLimiter(const schedule::Clock& clock, double per_minute,
+PeerRateLimiter::PeerRateLimiter(const base::Clock& clock, double per_minute,
                                  std::uint32_t burst, std::size_t max_tracked_peers)
     : clock_(clock),
       per_minute_(per_minute),
       burst_(std::max<std::uint32_t>(burst, 1)),
-      emission_interval_(std::chrono::ceil<schedule::Duration>(
+      emission_interval_(std::chrono::ceil<base::Duration>(
           std::chrono::duration<double>(PositiveFinite(per_minute) ? 60.0 / per_minute : 1e9))),
       tolerance_(emission_interval_ * (burst_ - 1)),
       max_tracked_peers_(std::max<std::size_t>(max_tracked_peers, 1)) {}
 
 RateDecision PeerRateLimiter::TryAcquire(std::string_view peer) {
   const std::lock_guard lock(mutex_);
-  const schedule::TimePoint now = clock_.Now();
+  const base::TimePoint now = clock_.Now();
   const std::string key(peer);
   const auto entry = full_again_at_.find(key);
   const bool known = entry != full_again_at_.end();
-  const schedule::TimePoint previous = known ? entry->second : now;
+  const base::TimePoint previous = known ? entry->second : now;
   if (!known && full_again_at_.size() >= max_tracked_peers_) {
     std::erase_if(full_again_at_, [now](const auto& item) { return item.second <= now; });
     if (full_again_at_.size() >= max_tracked_peers_) {
@@ -90,9 +90,9 @@ RateDecision PeerRateLimiter::TryAcquire(std::string_view peer) {
     }
   }
 
-  const schedule::TimePoint full_again_at = std::max(previous, now);
+  const base::TimePoint full_again_at = std::max(previous, now);
   if (full_again_at - now > tolerance_) {
-    const schedule::Duration retry_after = full_again_at - now - tolerance_;
+    const base::Duration retry_after = full_again_at - now - tolerance_;
     const double seconds = std::chrono::duration<double>(retry_after).count();
     return {false, retry_after,
             "rate limit: at most " + FormatNumber(per_minute_) +

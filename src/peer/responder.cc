@@ -123,8 +123,8 @@ struct Responder::Impl {
 
   ResponderOptions options;
   ProbeHandlerFactory factory;
-  schedule::SteadyClock steady_clock;
-  const schedule::Clock* clock;
+  base::SteadyClock steady_clock;
+  const base::Clock* clock;
   ReplayCache replay_cache;
   PeerRateLimiter rate_limiter;
   NetworkAllowList allow_list;

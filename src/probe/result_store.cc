@@ -12,7 +12,7 @@ std::string RailLabel(const std::vector<std::string>& rails) {
   return label;
 }
 
-ResultStore::ResultStore(WallClock now) : now_(std::move(now)), rtt_buckets_(RttBuckets()) {}
+ResultStore::ResultStore(const base::Clock& clock) : clock_(clock), rtt_buckets_(RttBuckets()) {}
 
 void ResultStore::Record(ProbeResult result, std::chrono::milliseconds interval) {
   SeriesKey key{ProbeKindName(result.kind), result.peer, RailLabel(result.rails),
@@ -47,7 +47,7 @@ std::vector<SeriesState> ResultStore::Snapshot() const {
 
 bool ResultStore::IsCurrent(const SeriesState& state) const {
   if (state.interval.count() == 0) return true;
-  return now_() - state.last.finished_at <= 3 * state.interval;
+  return clock_.WallNow() - state.last.finished_at <= 3 * state.interval;
 }
 
 }  // namespace rail::probe

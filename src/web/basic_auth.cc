@@ -10,7 +10,7 @@
 #include <memory>
 #include <stdexcept>
 
-namespace rail::detail {
+namespace rail::web::detail {
 namespace {
 
 // Bounds the cache: a client that authenticates with ever new passwords cannot grow it.
@@ -129,4 +129,4 @@ AuthResult BasicAuthChecker::Check(const char* authorization, std::string* user)
   return Verify(*user, password) ? AuthResult::kOk : AuthResult::kInvalid;
 }
 
-}  // namespace rail::detail
+}  // namespace rail::web::detail

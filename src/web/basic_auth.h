@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-namespace rail::detail {
+namespace rail::web::detail {
 
 // nullopt-like: "" when `hash` is a bcrypt hash crypt(3) accepts, else why not.
 std::string BcryptHashProblem(const std::string& hash);
@@ -41,4 +41,4 @@ class BasicAuthChecker {
   mutable std::set<std::string> verified_;
 };
 
-}  // namespace rail::detail
+}  // namespace rail::web::detail

@@ -12,7 +12,7 @@
 #include <mutex>
 #include <vector>
 
-namespace rail::detail {
+namespace rail::web::detail {
 namespace {
 
 // The most recent OpenSSL error of this thread, as text; clears the queue.
@@ -162,4 +162,4 @@ bool PrepareCivetwebTls(std::string* error) {
   return false;
 }
 
-}  // namespace rail::detail
+}  // namespace rail::web::detail

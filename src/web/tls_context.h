@@ -7,9 +7,9 @@
 
 #include <string>
 
-#include "rail/web_config.h"
+#include "rail/web/web_config.h"
 
-namespace rail::detail {
+namespace rail::web::detail {
 
 // false + `error` ("tls_server_config.<key>: <why>") when a file cannot be used.
 bool ConfigureTlsContext(SSL_CTX* context, const TlsServerConfig& config, std::string* error);
@@ -22,4 +22,4 @@ void CheckTlsConfig(const TlsServerConfig& config, const std::string& source);
 // the build tree, and checks the result. false + `error` when TLS would crash civetweb.
 bool PrepareCivetwebTls(std::string* error);
 
-}  // namespace rail::detail
+}  // namespace rail::web::detail

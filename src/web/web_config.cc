@@ -1,4 +1,4 @@
-#include "rail/web_config.h"
+#include "rail/web/web_config.h"
 
 #include <yaml-cpp/yaml.h>
 
@@ -14,7 +14,7 @@
 #include "basic_auth.h"
 #include "tls_context.h"
 
-namespace rail {
+namespace rail::web {
 namespace {
 
 constexpr std::array<std::pair<std::string_view, ClientAuth>, 5> kClientAuthTypes = {{
@@ -191,4 +191,4 @@ WebConfig LoadWebConfigFile(const std::string& path) {
   return config;
 }
 
-}  // namespace rail
+}  // namespace rail::web

@@ -12,11 +12,11 @@
 #include <regex>
 
 #include "basic_auth.h"
-#include "rail/web.h"
-#include "rail/web_config.h"
+#include "rail/web/web_server.h"
+#include "rail/web/web_config.h"
 #include "tls_context.h"
 
-namespace rail {
+namespace rail::web {
 namespace {
 
 // What the civetweb callbacks need. They carry no pointer of ours, and one agent process serves
@@ -265,4 +265,4 @@ std::vector<int> WebServer::ListeningPorts() const {
   return exposer_->GetListeningPorts();
 }
 
-}  // namespace rail
+}  // namespace rail::web

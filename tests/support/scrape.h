@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "rail/collector_set.h"
+#include "rail/collectors/collector_set.h"
 
 namespace rail::test {
 

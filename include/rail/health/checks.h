@@ -11,13 +11,26 @@
 #include <tuple>
 #include <vector>
 
-#include "rail/config.h"
 #include "rail/probe/result_store.h"
-#include "rail/rails.h"
+#include "rail/inventory/rails.h"
 #include "rail/sysfs/infiniband.h"
 #include "rail/sysfs/netclass.h"
 
 namespace rail::health {
+
+// Thresholds of the checks: the health: section of the configuration, defaults here and nowhere
+// else.
+struct Thresholds {
+  // health.probe_throughput_min_line_rate_fraction: a rail's ucx_throughput below this fraction
+  // of its line rate fails probe_throughput.
+  double probe_throughput_min_line_rate_fraction = 0.5;
+  // health.probe_throughput_min_sibling_fraction: a rail's throughput below this fraction of the
+  // median of its sibling rails (same peer, kind and size) fails probe_throughput.
+  double probe_throughput_min_sibling_fraction = 0.5;
+  // health.multirail_max_rail_share: one rail carrying more than this share of a multi-rail
+  // probe's bytes fails multirail_striping.
+  double multirail_max_rail_share = 0.8;
+};
 
 // An IPv4 address configured on an interface (getifaddrs in production, literals in tests).
 struct InterfaceAddress {
@@ -28,13 +41,13 @@ struct InterfaceAddress {
 
 // Everything the checks look at. Pointers are never null; empty vectors are fine.
 struct HealthInputs {
-  const std::vector<Rail>* rails = nullptr;
+  const std::vector<inventory::Rail>* rails = nullptr;
   const std::vector<sysfs::InfinibandDevice>* devices = nullptr;
   const std::vector<sysfs::NetDevice>* net_devices = nullptr;
   const std::vector<sysfs::Bond>* bonds = nullptr;
   const std::vector<InterfaceAddress>* addresses = nullptr;
   const std::vector<probe::SeriesState>* probe_series = nullptr;
-  const AgentConfig* config = nullptr;
+  Thresholds thresholds;
   std::string own_agent_version;
   std::string own_ucx_version;
   // Whether a series' last result is still current (ResultStore::IsCurrent). The probe-derived
@@ -55,6 +68,13 @@ struct CheckResult {
   std::string reason;  // for people; empty when ok
   auto operator<=>(const CheckResult&) const = default;
 };
+
+// How a peer's agent and UCX versions differ from ours, for people ("agent 0.3.0 (ours 0.4.0)");
+// "" when they match. The one rule behind peer_version and rail_responder_peer_version_mismatch.
+std::string VersionDifferences(const std::string& peer_agent_version,
+                               const std::string& peer_ucx_version,
+                               const std::string& own_agent_version,
+                               const std::string& own_ucx_version);
 
 // Every check, for every rail it applies to, in a stable order (check, then rail).
 std::vector<CheckResult> EvaluateChecks(const HealthInputs& inputs);

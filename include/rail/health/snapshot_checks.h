@@ -1,13 +1,27 @@
-// The health checks over what one scrape read: the health collector and the landing page both
-// evaluate them this way, so the page never disagrees with rail_check_ok.
+// The health checks over what one scrape read: the health collector, the probe collector and the
+// landing page all take their verdicts from one evaluation, so they never disagree.
 #pragma once
 
+#include <functional>
+#include <string>
 #include <vector>
 
 #include "rail/health/checks.h"
-#include "rail/scrape_snapshot.h"
+#include "rail/inventory/snapshot.h"
+#include "rail/probe/result_store.h"
 
 namespace rail::health {
+
+// What the checks read besides the inventory.
+struct Context {
+  Thresholds thresholds;
+  const probe::ResultStore* results = nullptr;  // null when no probe runs
+  // The IPv4 addresses of the host's interfaces (ReadInterfaceAddresses). Empty: none known; the
+  // checks then use the rails' own addresses.
+  std::function<std::vector<InterfaceAddress>()> interface_addresses;
+  std::string own_agent_version;
+  std::string own_ucx_version;
+};
 
 // What the checks saw and said, so that a caller showing them reads nothing twice.
 struct SnapshotVerdicts {
@@ -16,8 +30,12 @@ struct SnapshotVerdicts {
   std::vector<CheckResult> checks;
 };
 
-// Evaluates every check on the snapshot's devices, rails, netdevs and bonds, the sources'
+// Evaluates every check on the snapshot's devices, rails, netdevs and bonds, the context's
 // interface addresses and probe results (only current results count). Does not log.
-SnapshotVerdicts EvaluateSnapshot(ScrapeSnapshot& snapshot);
+SnapshotVerdicts EvaluateSnapshot(inventory::Snapshot& snapshot, const Context& context);
+
+// The verdict of `check` about `rail` and `peer`, or nullptr.
+const CheckResult* FindVerdict(const std::vector<CheckResult>& checks, const std::string& check,
+                               const std::string& rail, const std::string& peer);
 
 }  // namespace rail::health

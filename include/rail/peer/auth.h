@@ -22,7 +22,7 @@
 
 #include "rail/peer/messages.h"
 #include "rail/peer/secret.h"
-#include "rail/schedule/clock.h"
+#include "rail/base/clock.h"
 
 namespace rail::peer {
 
@@ -41,7 +41,7 @@ bool ConstantTimeEquals(std::string_view a, std::string_view b);
 // flood cannot grow memory). Thread-safe: one cache is shared by all sessions of a responder.
 class ReplayCache {
  public:
-  ReplayCache(const schedule::Clock& clock, std::size_t capacity, schedule::Duration max_age);
+  ReplayCache(const base::Clock& clock, std::size_t capacity, base::Duration max_age);
 
   // Returns false if `nonce` was already seen within max_age (a replay); otherwise remembers it
   // and returns true.
@@ -49,15 +49,15 @@ class ReplayCache {
   std::size_t size() const;
 
  private:
-  void ExpireLocked(schedule::TimePoint now);
+  void ExpireLocked(base::TimePoint now);
 
   struct Entry {
-    schedule::TimePoint seen;
+    base::TimePoint seen;
     std::string nonce;
   };
-  const schedule::Clock& clock_;
+  const base::Clock& clock_;
   const std::size_t capacity_;
-  const schedule::Duration max_age_;
+  const base::Duration max_age_;
   mutable std::mutex mutex_;
   std::deque<Entry> entries_;  // in the order seen
   std::unordered_set<std::string> nonces_;

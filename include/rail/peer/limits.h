@@ -12,7 +12,7 @@
 
 #include "rail/peer/framing.h"
 #include "rail/peer/messages.h"
-#include "rail/schedule/clock.h"
+#include "rail/base/clock.h"
 
 namespace rail::peer {
 
@@ -41,7 +41,7 @@ std::optional<std::string> CheckProbeSetup(const Limits& limits, const ProbeSetu
 
 struct RateDecision {
   bool allowed = false;
-  schedule::Duration retry_after{};  // when refused: the wait until a probe would be allowed
+  base::Duration retry_after{};  // when refused: the wait until a probe would be allowed
   std::string error;                 // when refused: for the peer
 };
 
@@ -53,21 +53,21 @@ class PeerRateLimiter {
   // Peers whose bucket has refilled are forgotten (a full bucket and no bucket are the same), and
   // while `max_tracked_peers` peers are still refilling new ones are refused, so a flood of peers
   // cannot grow memory without bound.
-  PeerRateLimiter(const schedule::Clock& clock, double per_minute, std::uint32_t burst,
+  PeerRateLimiter(const base::Clock& clock, double per_minute, std::uint32_t burst,
                   std::size_t max_tracked_peers = 4096);
 
   RateDecision TryAcquire(std::string_view peer);
   std::size_t tracked_peers() const;
 
  private:
-  const schedule::Clock& clock_;
+  const base::Clock& clock_;
   const double per_minute_;
   const std::uint32_t burst_;
-  const schedule::Duration emission_interval_;  // one probe's worth of refill
-  const schedule::Duration tolerance_;          // (burst - 1) probes' worth
+  const base::Duration emission_interval_;  // one probe's worth of refill
+  const base::Duration tolerance_;          // (burst - 1) probes' worth
   const std::size_t max_tracked_peers_;
   mutable std::mutex mutex_;
-  std::unordered_map<std::string, schedule::TimePoint> full_again_at_;
+  std::unordered_map<std::string, base::TimePoint> full_again_at_;
 };
 
 // Counts concurrent sessions, in all and per source address; a Slot gives its place back when

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "rail/base/clock.h"
 #include "rail/probe/result.h"
 
 namespace rail::probe {
@@ -41,8 +42,8 @@ std::string RailLabel(const std::vector<std::string>& rails);
 
 class ResultStore {
  public:
-  using WallClock = std::function<std::chrono::system_clock::time_point()>;
-  explicit ResultStore(WallClock now = [] { return std::chrono::system_clock::now(); });
+  // Results are current by the clock's wall time: finished_at stamps are wall-clock times.
+  explicit ResultStore(const base::Clock& clock = base::SystemClock());
 
   // Bins the result's RTT samples into its series' histogram and keeps the result without them
   // (a caller done with the result moves it in: no copy of the samples).
@@ -57,7 +58,7 @@ class ResultStore {
   const std::vector<double>& rtt_buckets() const { return rtt_buckets_; }
 
  private:
-  WallClock now_;
+  const base::Clock& clock_;
   std::vector<double> rtt_buckets_;
   mutable std::mutex mutex_;
   std::map<SeriesKey, SeriesState> series_;

@@ -33,9 +33,13 @@
 #include <string_view>
 #include <vector>
 
-#include "rail/schedule/clock.h"
+#include "rail/base/clock.h"
 
 namespace rail::schedule {
+
+using base::Clock;
+using base::Duration;
+using base::TimePoint;
 
 enum class ProbeLoad {
   kBulk,     // a throughput transfer that fills the rail

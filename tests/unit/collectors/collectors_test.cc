@@ -3,7 +3,7 @@
 
 #include <cerrno>
 
-#include "rail/collector_set.h"
+#include "rail/collectors/collector_set.h"
 #include "rail/sysfs/filesystem.h"
 #include "support/fake_filesystem.h"
 #include "support/scrape.h"

@@ -1,4 +1,4 @@
-#include "rail/gid_cache.h"
+#include "rail/inventory/gid_cache.h"
 
 #include <gtest/gtest.h>
 

@@ -3,7 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "rail/collector_set.h"
+#include "rail/collectors/collector_set.h"
 #include "rail/health/checks.h"
 #include "rail/probe/result_store.h"
 #include "rail/sysfs/filesystem.h"

@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "rail/collector_set.h"
+#include "rail/collectors/collector_set.h"
 #include "rail/probe/result_store.h"
 #include "rail/sysfs/filesystem.h"
 #include "support/scrape.h"

@@ -1,4 +1,4 @@
-#include "rail/rails.h"
+#include "rail/inventory/rails.h"
 
 #include <gtest/gtest.h>
 

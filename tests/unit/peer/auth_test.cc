@@ -11,7 +11,7 @@ namespace rail::peer {
 namespace {
 
 using namespace std::chrono_literals;
-using schedule::FakeClock;
+using testing::FakeClock;
 
 std::shared_ptr<const Secret> MakeSecret(std::string_view bytes) {
   return std::make_shared<const Secret>(bytes);

@@ -8,7 +8,7 @@ namespace rail::peer {
 namespace {
 
 using namespace std::chrono_literals;
-using schedule::FakeClock;
+using testing::FakeClock;
 
 TEST(PeerRateLimiter, AllowsTheBurstThenTheSustainedRate) {
   FakeClock clock;

@@ -147,7 +147,7 @@ class ResponderTest : public ::testing::Test {
   }
 
   std::shared_ptr<const Secret> secret_ = std::make_shared<const Secret>("the right secret");
-  schedule::SteadyClock clock_;
+  base::SteadyClock clock_;
   ReplayCache client_nonces_{clock_, 1024, std::chrono::minutes(10)};
   std::unique_ptr<Responder> responder_;
 };

@@ -138,7 +138,7 @@ class UcxProbeTest : public ::testing::Test {
 
   std::shared_ptr<const peer::Secret> secret_ =
       std::make_shared<const peer::Secret>("ucx probe secret");
-  schedule::SteadyClock clock_;
+  base::SteadyClock clock_;
   peer::ReplayCache nonces_{clock_, 1024, std::chrono::minutes(10)};
   sysfs::RootedFilesystem sys_{"/sys"};
   RailCounterReader counter_reader_{sys_};

@@ -1,4 +1,4 @@
-#include "rail/web_config.h"
+#include "rail/web/web_config.h"
 
 #include <crypt.h>
 #include <gmock/gmock.h>

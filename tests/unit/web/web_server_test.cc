@@ -6,7 +6,7 @@
 
 #include <atomic>
 
-#include "rail/web.h"
+#include "rail/web/web_server.h"
 
 namespace rail {
 namespace {

@@ -1,0 +1,107 @@
+// The library entry point of the agent, apart from the command line (src/main.cc): options in,
+// a serving agent out. Tests and the CLI both go through here.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "rail/agent/config.h"
+#include "rail/base/errors.h"
+#include "rail/web/web_server.h"
+
+namespace rail {
+namespace sysfs {
+class RootedFilesystem;
+}
+namespace base {
+class SteadyClock;
+}
+namespace inventory {
+class GidCache;
+}
+namespace peer {
+class Responder;
+}
+namespace probe {
+class ResultStore;
+}
+namespace health {
+class HealthLog;
+}
+namespace collectors {
+class CollectorSet;
+}
+}  // namespace rail
+
+namespace rail::agent {
+
+class ProbeRunner;
+class ProbeWiring;
+
+struct AgentOptions {
+  web::WebOptions web;
+  std::string sysfs_root = "/sys";
+  std::string procfs_root = "/proc";
+  std::optional<std::string> config_file;
+  std::vector<std::string> collectors;  // enabled collector names
+  std::string device_include;           // regex on RDMA device names; empty: all
+  std::string device_exclude;           // regex on RDMA device names; empty: none
+  bool peer_insecure = false;           // --peer.insecure: accept and probe peers without secret
+  // --collector.gid.refresh-interval: GID tables are re-read at most this often (0: every scrape).
+  std::chrono::milliseconds gid_refresh_interval{30000};
+};
+
+class AgentError : public base::InputError {
+ public:
+  using base::InputError::InputError;
+};
+
+class Agent {
+ public:
+  // Validates options, loads the configuration and starts serving. Throws AgentError (or
+  // ConfigError / WebError, both runtime_error) with a one-line reason.
+  explicit Agent(const AgentOptions& options);
+  ~Agent();
+  Agent(const Agent&) = delete;
+  Agent& operator=(const Agent&) = delete;
+
+  std::vector<int> ListeningPorts() const;
+  // The responder's control port; 0 when it does not run.
+  std::uint16_t ResponderPort() const;
+  std::shared_ptr<collectors::CollectorSet> collectors() const { return collectors_; }
+  std::string RenderLandingPage() const;
+
+ private:
+  void StartCollectors();
+  void StartResponder();
+  void StartProbes();
+
+  // Declaration order is teardown order, reversed: probes and responder stop before what they use.
+  AgentOptions options_;
+  AgentConfig config_;
+  std::unique_ptr<sysfs::RootedFilesystem> sys_;
+  std::unique_ptr<sysfs::RootedFilesystem> proc_;
+  std::unique_ptr<sysfs::RootedFilesystem> self_proc_;
+  std::unique_ptr<base::SteadyClock> clock_;
+  std::unique_ptr<probe::ResultStore> results_;
+  std::unique_ptr<inventory::GidCache> gid_cache_;
+  std::unique_ptr<health::HealthLog> health_log_;  // the health collector logs changes here
+  std::function<bool(const std::string&)> device_filter_;  // compiled once
+  std::unique_ptr<ProbeWiring> probing_;  // when probing or responding is configured
+  std::shared_ptr<collectors::CollectorSet> collectors_;
+  std::unique_ptr<web::WebServer> web_;
+  std::unique_ptr<peer::Responder> responder_;
+  std::unique_ptr<ProbeRunner> runner_;
+};
+
+// Builds the device filter of --collector.infiniband.device-include/-exclude. Throws AgentError
+// for an invalid regex or when both are given.
+std::function<bool(const std::string&)> MakeDeviceFilter(const std::string& include,
+                                                         const std::string& exclude);
+
+}  // namespace rail::agent

@@ -1,0 +1,86 @@
+// The agent's YAML configuration (--config.file). Validated when loaded: every error names the
+// offending key, so a typo never silently turns into a default.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "rail/base/errors.h"
+#include "rail/health/checks.h"
+#include "rail/inventory/rails.h"
+#include "rail/peer/limits.h"
+#include "rail/schedule/scheduler.h"
+
+namespace rail::agent {
+
+// The responder that answers other agents' probes (responder.*).
+struct ResponderConfig {
+  // responder.listen_address. The responder runs only when the configuration has a responder
+  // section (then ":9841" unless given): without a secret it could only refuse peers anyway.
+  std::string listen_address;
+  std::optional<std::string> secret_file;    // responder.secret_file (also used to probe peers)
+  bool insecure = false;                     // responder.insecure: accept peers without a secret
+  // responder.allowed_networks (CIDR, IPv4 or IPv6), checked at load; empty: every network.
+  std::vector<std::string> allowed_networks;
+  peer::Limits limits;  // responder.limits.*
+};
+
+struct PeerConfig {
+  std::string name;     // peers[].name, the `peer` label
+  std::string address;  // peers[].address, host:port of the peer's responder
+};
+
+// One probes[] entry: a kind run against some peers over some rails. Single-rail kinds become
+// one scheduled job per rail.
+struct ProbeConfig {
+  std::string kind;                                // probes[].kind
+  std::vector<std::string> peers;                  // probes[].peers; empty: every peer
+  std::vector<std::string> rails;                  // probes[].rails; empty: every rail
+  std::string operation = "put";                   // probes[].operation: put, get, am (UCX kinds)
+  std::vector<std::uint64_t> message_sizes_bytes;  // probes[].message_sizes; empty: kind default
+  unsigned window = 16;                            // probes[].window: outstanding UCX operations
+  unsigned streams = 1;                            // probes[].streams: parallel TCP streams
+  std::chrono::milliseconds duration{2000};        // probes[].duration ("2s", "500ms")
+  std::chrono::milliseconds interval{300000};      // probes[].interval ("5m")
+  double jitter = 0.1;                             // probes[].jitter, fraction of the interval
+  std::chrono::milliseconds timeout{0};            // probes[].timeout; 0: duration + 10 s
+  std::string transports;                          // probes[].ucx_transports: UCX_TLS override
+  std::optional<std::uint64_t> max_bytes;          // probes[].max_bytes: bytes one run may move
+};
+
+
+struct AgentConfig {
+  std::vector<inventory::RailConfig> rails;
+  ResponderConfig responder;
+  std::vector<PeerConfig> peers;
+  std::vector<ProbeConfig> probes;
+  schedule::Budget budget;
+  health::Thresholds health;
+  // discover_rails: also publish active ports that no rails[] entry names. Defaults to true
+  // when no rail is configured and false otherwise.
+  std::optional<bool> discover_rails;
+
+  bool DiscoverUnlisted() const { return inventory::DiscoverUnlisted(rails, discover_rails); }
+};
+
+class ConfigError : public base::InputError {
+ public:
+  using base::InputError::InputError;
+};
+
+// "250ms", "2s", "5m", "1h" (a bare number is seconds). nullopt when malformed, negative, not
+// finite or longer than kMaxDuration.
+inline constexpr std::chrono::hours kMaxDuration{10 * 365 * 24};
+std::optional<std::chrono::milliseconds> ParseDuration(std::string_view text);
+
+// Parses YAML text; `source` names the file in error messages. Throws ConfigError.
+AgentConfig ParseConfig(std::string_view yaml_text, const std::string& source);
+// Reads and parses a file. Throws ConfigError, also when the file cannot be read.
+AgentConfig LoadConfigFile(const std::string& path);
+
+}  // namespace rail::agent

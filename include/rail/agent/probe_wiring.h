@@ -1,0 +1,55 @@
+// What running probes needs, built one way for the agent's schedule and for the `probe` command:
+// the local rails as the probes see them, the shared secret, our versions for the handshake, the
+// replay cache of responder nonces and the rails' counter reader.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "rail/agent/config.h"
+#include "rail/base/clock.h"
+#include "rail/peer/auth.h"
+#include "rail/peer/secret.h"
+#include "rail/probe/counters.h"
+#include "rail/probe/probe.h"
+#include "rail/sysfs/filesystem.h"
+
+namespace rail::agent {
+
+using DeviceFilter = std::function<bool(const std::string&)>;
+
+// The rails as the probes use them, read once.
+std::vector<probe::ProbeRail> LocalProbeRails(const sysfs::Filesystem& sys,
+                                              const AgentConfig& config,
+                                              const DeviceFilter& filter = {});
+
+// The secret in `path`, or nullptr without a path. Throws AgentError "<what>: <reason>".
+std::shared_ptr<const peer::Secret> LoadSecret(const std::optional<std::string>& path,
+                                               const std::string& what);
+
+// This agent's and its UCX's versions, as the handshake reports them.
+peer::AgentVersions OurVersions();
+
+class ProbeWiring {
+ public:
+  ProbeWiring(const sysfs::Filesystem& sys, std::vector<probe::ProbeRail> rails,
+              std::shared_ptr<const peer::Secret> secret, const base::Clock& clock,
+              std::size_t remembered_nonces);
+
+  const std::vector<probe::ProbeRail>& rails() const { return rails_; }
+  // nullptr: no secret configured.
+  const std::shared_ptr<const peer::Secret>& secret() const { return secret_; }
+  // Connects to peers with the secret and our versions; reads the rails' counters.
+  probe::ProbeContext Context() const;
+
+ private:
+  std::vector<probe::ProbeRail> rails_;
+  std::shared_ptr<const peer::Secret> secret_;
+  std::unique_ptr<peer::ReplayCache> seen_responder_nonces_;
+  std::unique_ptr<probe::RailCounterReader> counters_;
+};
+
+}  // namespace rail::agent

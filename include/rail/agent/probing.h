@@ -1,0 +1,84 @@
+// The agent's probing: local rails as the probes see them, the configured probes expanded into
+// scheduled jobs, and the runner that starts them when the scheduler says so and files their
+// results in the store.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "rail/agent/config.h"
+#include "rail/probe/probe.h"
+#include "rail/probe/result_store.h"
+#include "rail/inventory/rails.h"
+#include "rail/schedule/scheduler.h"
+
+namespace rail::agent {
+
+// The UCX device of a rail ("mlx5_0:1" for an RDMA port, the netdev for a TCP rail) and its
+// IPv4 address (configured, from its RoCE GID, or, failing both, from the live interface).
+std::vector<probe::ProbeRail> MakeProbeRails(const std::vector<inventory::Rail>& rails);
+
+// The message sizes a kind uses when the configuration names none.
+std::vector<std::uint64_t> DefaultMessageSizes(probe::ProbeKind kind);
+
+struct PlannedProbe {
+  schedule::ProbeJob job;
+  probe::ProbeParams params;  // message_sizes_bytes: every size, run one after the other
+  std::chrono::milliseconds interval{0};
+};
+
+// probes[] x peers x rails (single-rail kinds get one job per rail). Throws ConfigError naming
+// the probes[] entry when it names a rail this host does not have.
+std::vector<PlannedProbe> PlanProbes(const AgentConfig& config,
+                                     const std::vector<probe::ProbeRail>& rails);
+
+// Runs a probe once per message size; one result per size.
+std::vector<probe::ProbeResult> RunProbeSizes(probe::Probe& probe, const probe::ProbeParams& params,
+                                              const probe::ProbeContext& context);
+
+class ProbeRunner {
+ public:
+  ProbeRunner(std::vector<PlannedProbe> plan, schedule::Budget budget, probe::ProbeContext context,
+              probe::ResultStore& store);
+  ~ProbeRunner();
+  ProbeRunner(const ProbeRunner&) = delete;
+  ProbeRunner& operator=(const ProbeRunner&) = delete;
+
+  // Validates the plan against the budget (error names the job) and starts the runner thread.
+  bool Start(std::string* error);
+  // Cancels running probes (their own timeouts bound the wait) and joins every thread.
+  void Stop();
+
+ private:
+  struct Running {
+    std::thread thread;
+    bool done = false;
+    std::uint64_t bytes = 0;
+  };
+  void Loop();
+  void Launch(const std::string& name);
+  const PlannedProbe* Find(const std::string& name) const;
+
+  std::vector<PlannedProbe> plan_;
+  schedule::Budget budget_;
+  probe::ProbeContext context_;
+  probe::ResultStore& store_;
+  base::SteadyClock clock_;
+  std::unique_ptr<schedule::Scheduler> scheduler_;
+  std::atomic<bool> cancel_{false};
+
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  std::map<std::string, Running> running_;
+  std::thread loop_;
+};
+
+}  // namespace rail::agent

@@ -1,0 +1,90 @@
+// A collector turns what a scrape read into metric families. One collector per file under
+// src/collectors; each can be switched off with --no-collector.<name>.
+#pragma once
+
+#include <prometheus/metric_family.h>
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "rail/health/checks.h"
+#include "rail/health/snapshot_checks.h"
+#include "rail/inventory/snapshot.h"
+#include "rail/peer/responder.h"
+#include "rail/probe/result_store.h"
+#include "rail/sysfs/filesystem.h"
+#include "rail/sysfs/read_errors.h"
+
+namespace rail::collectors {
+
+// Everything scrapes read from. What of sysfs is read follows from the enabled collectors'
+// Reads (SelectReads).
+struct Sources {
+  inventory::Sources inventory;
+  const sysfs::Filesystem* self_proc = nullptr;  // the real /proc, for the agent's own figures
+  std::function<peer::ResponderStats()> responder_stats;  // empty when no responder runs
+  health::Context health;                   // thresholds, probe results, addresses, versions
+  health::HealthLog* health_log = nullptr;  // when set, the health collector logs changes here
+};
+
+// One scrape: the inventory as read once, and the health verdicts, evaluated once on first use.
+class Scrape {
+ public:
+  Scrape(const Sources& sources, sysfs::ReadErrors& errors)
+      : sources_(sources), inventory_(sources.inventory, errors) {}
+
+  const std::vector<sysfs::InfinibandDevice>& Devices() { return inventory_.Devices(); }
+  const std::vector<inventory::Rail>& Rails() { return inventory_.Rails(); }
+  const std::vector<sysfs::Bond>& Bonds() { return inventory_.Bonds(); }
+  const std::vector<sysfs::NetDevice>& NetDevices() { return inventory_.NetDevices(); }
+  const health::SnapshotVerdicts& Verdicts();
+
+  const Sources& sources() const { return sources_; }
+  const probe::ResultStore* results() const { return sources_.health.results; }
+  sysfs::ReadErrors& errors() { return inventory_.errors(); }
+
+ private:
+  const Sources& sources_;
+  inventory::Snapshot inventory_;
+  std::optional<health::SnapshotVerdicts> verdicts_;
+};
+
+// The sysfs reads a collector's families come from, beyond the devices, rails and netdevs every
+// scrape reads: most of a large host's files are hw counters, GIDs and netdev statistics.
+struct Reads {
+  bool port_counters = false;      // ports/<p>/counters/, counters_ext/
+  bool hw_counters = false;        // ports/<p>/hw_counters/
+  bool gids = false;               // ports/<p>/gids/, gid_attrs/
+  bool netdev_statistics = false;  // class/net/<netdev>/statistics/
+};
+
+class Collector {
+ public:
+  virtual ~Collector() = default;
+  virtual std::string Name() const = 0;
+  virtual std::string Help() const = 0;
+  virtual Reads Needs() const { return {}; }
+  // Appends this collector's families. Throwing marks the collector failed for this scrape
+  // (rail_exporter_scrape_collector_success 0); the other collectors still run.
+  virtual void Collect(Scrape& scrape, std::vector<prometheus::MetricFamily>& out) = 0;
+};
+
+struct CollectorInfo {
+  std::string name;
+  std::string help;
+  bool enabled_by_default;
+};
+
+// Every collector the agent knows, in scrape order.
+const std::vector<CollectorInfo>& KnownCollectors();
+
+// Creates the named collector; nullptr for an unknown name.
+std::unique_ptr<Collector> MakeCollector(const std::string& name);
+
+// Sets what `sources` reads to what the named collectors need, and nothing more.
+void SelectReads(const std::vector<std::string>& collectors, inventory::Sources* sources);
+
+}  // namespace rail::collectors

@@ -1,0 +1,54 @@
+// What one scrape has read so far. Reads are lazy and happen once per scrape: the first
+// collector that needs the RDMA devices reads them (and is charged the time), the others reuse
+// them. Collectors never read files themselves.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "rail/inventory/gid_cache.h"
+#include "rail/inventory/rails.h"
+#include "rail/sysfs/filesystem.h"
+#include "rail/sysfs/infiniband.h"
+#include "rail/sysfs/netclass.h"
+#include "rail/sysfs/read_errors.h"
+
+namespace rail::inventory {
+
+// Where a snapshot reads from and what it reads.
+struct Sources {
+  const sysfs::Filesystem* sys = nullptr;   // --path.sysfs
+  const sysfs::Filesystem* proc = nullptr;  // --path.procfs
+  sysfs::InfinibandReadOptions infiniband;  // what of each device is read, and which devices
+  sysfs::NetDeviceReadOptions netdev;       // what of each netdev is read
+  GidCache* gid_cache = nullptr;            // when set, GID tables come through it
+  std::vector<RailConfig> rails;            // rails[] of the configuration
+  bool discover_unlisted = true;            // also publish active ports no rails[] entry names
+};
+
+class Snapshot {
+ public:
+  Snapshot(const Sources& sources, sysfs::ReadErrors& errors)
+      : sources_(sources), errors_(errors) {}
+
+  const std::vector<sysfs::InfinibandDevice>& Devices();
+  const std::vector<Rail>& Rails();
+  const std::vector<sysfs::Bond>& Bonds();
+  // The netdevs the netclass collector reports: rails' and RDMA devices' netdevs, bonds and
+  // their slaves; every netdev but loopback when the host has no RDMA device at all.
+  const std::vector<sysfs::NetDevice>& NetDevices();
+
+  const Sources& sources() const { return sources_; }
+  sysfs::ReadErrors& errors() { return errors_; }
+
+ private:
+  const Sources& sources_;
+  sysfs::ReadErrors& errors_;
+  std::optional<std::vector<sysfs::InfinibandDevice>> devices_;
+  std::optional<std::vector<Rail>> rails_;
+  std::optional<std::vector<sysfs::Bond>> bonds_;
+  std::optional<std::vector<sysfs::NetDevice>> net_devices_;
+};
+
+}  // namespace rail::inventory

@@ -1,0 +1,68 @@
+// The landing page at "/": a live, server-rendered table of the rails with their state, speed,
+// RoCE v2 GID, last probe figures and failing checks. Building the rows (from a scrape's
+// snapshot, the probe results and the check verdicts) is apart from rendering them, so both are
+// tested without a server.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "rail/collectors/collector.h"
+#include "rail/health/checks.h"
+#include "rail/probe/result_store.h"
+#include "rail/inventory/rails.h"
+#include "rail/sysfs/infiniband.h"
+#include "rail/sysfs/netclass.h"
+
+namespace rail::web {
+
+struct LandingRailRow {
+  std::string rail;
+  std::string device;  // "mlx5_0:1", "" for netdev-only rails
+  std::string netdev;
+  std::string state;  // "active", "down (state 1: DOWN, phys 3: Disabled)", "missing", "netdev up"
+  bool healthy_state = false;
+  std::string speed;     // "100 Gb/sec (2X HDR)", netdev speed for netdev-only rails, or ""
+  std::string roce_gid;  // "3: ::ffff:10.0.0.1 (RoCE v2)", or "" when none
+  std::string ipv4;
+  std::optional<double> throughput_bytes_per_second;  // latest current single-rail bulk probe
+  std::string throughput_probe;                       // "ucx_throughput put 1 MiB to peer-b"
+  std::optional<double> rtt_p50_seconds;              // latest current ping-pong probe
+  std::optional<double> rtt_p99_seconds;
+  std::string transport;                     // "rc_mlx5", "tcp (fallback)", ""
+  std::vector<health::CheckResult> failing;  // this rail's failing checks
+};
+
+struct LandingPage {
+  std::string version;
+  std::string revision;
+  std::string ucx_version;
+  std::string telemetry_path;
+  std::string sysfs_root;
+  bool has_rdma_devices = false;
+  std::vector<LandingRailRow> rails;
+  std::vector<health::CheckResult> host_failing;  // failing checks not tied to one rail
+  unsigned refresh_seconds = 10;
+};
+
+// Rows in rail order. `series` must hold only current results (ResultStore::IsCurrent);
+// `addresses` give netdev-only rails, which have no GID to take it from, their IPv4 address.
+std::vector<LandingRailRow> BuildLandingRows(
+    const std::vector<inventory::Rail>& rails, const std::vector<sysfs::InfinibandDevice>& devices,
+    const std::vector<sysfs::NetDevice>& net_devices, const std::vector<probe::SeriesState>& series,
+    const std::vector<health::CheckResult>& checks,
+    const std::vector<health::InterfaceAddress>& addresses);
+
+// Failing verdicts no row shows: host-wide ones and those of rails that are not listed.
+std::vector<health::CheckResult> HostFailingChecks(const std::vector<LandingRailRow>& rows,
+                                                   const std::vector<health::CheckResult>& checks);
+
+// The page of one scrape: its rows and failing checks from the scrape's inventory and verdicts.
+// `page` brings the header (versions, paths); has_rdma_devices, rails and host_failing are set.
+LandingPage BuildLandingPage(collectors::Scrape& scrape, LandingPage page);
+
+// A complete HTML document with no external assets; every value is escaped.
+std::string RenderLandingPage(const LandingPage& page);
+
+}  // namespace rail::web

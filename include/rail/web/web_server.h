@@ -1,0 +1,57 @@
+// The HTTP endpoint: prometheus-cpp's Exposer on civetweb, serving the telemetry path and a
+// landing page at "/", with TLS and basic authentication from --web.config.file (web_config.h).
+#pragma once
+
+#include <prometheus/collectable.h>
+
+#include <functional>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace prometheus {
+class Exposer;
+class Registry;
+}  // namespace prometheus
+
+namespace rail::web {
+
+struct WebOptions {
+  std::vector<std::string> listen_addresses{":9840"};  // node_exporter spelling: ":9840"
+  std::string telemetry_path = "/metrics";
+  int threads = 4;
+  // --web.config.file; empty: plain HTTP without authentication.
+  std::string config_file;
+};
+
+class WebError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// ":9840" -> "9840" (all addresses), "127.0.0.1:0" stays, "[::1]:9840" stays.
+// Throws WebError for text that is not [host]:port.
+std::string ToCivetwebPort(const std::string& listen_address);
+
+class WebServer {
+ public:
+  // Loads options.config_file (throws WebConfigError naming the key), then starts listening;
+  // throws WebError with civetweb's reason when an address cannot be bound. With basic auth
+  // every path answers 401 without valid credentials, and rail_exporter_http_auth_failures_total
+  // joins the telemetry path.
+  // `landing_page` renders the HTML of "/"; there is one landing page per process.
+  WebServer(const WebOptions& options, std::weak_ptr<prometheus::Collectable> metrics,
+            std::function<std::string()> landing_page);
+  ~WebServer();
+  WebServer(const WebServer&) = delete;
+  WebServer& operator=(const WebServer&) = delete;
+
+  std::vector<int> ListeningPorts() const;
+
+ private:
+  std::shared_ptr<prometheus::Registry> web_metrics_;  // outlives exposer_
+  std::unique_ptr<prometheus::Exposer> exposer_;
+};
+
+}  // namespace rail::web

@@ -1,0 +1,10 @@
+#include "rail/collectors/collector.h"
+
+namespace rail::collectors {
+
+const health::SnapshotVerdicts& Scrape::Verdicts() {
+  if (!verdicts_) verdicts_ = health::EvaluateSnapshot(inventory_, sources_.health);
+  return *verdicts_;
+}
+
+}  // namespace rail::collectors

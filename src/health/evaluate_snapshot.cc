@@ -1,0 +1,39 @@
+#include "rail/health/snapshot_checks.h"
+
+#include <algorithm>
+
+namespace rail::health {
+
+SnapshotVerdicts EvaluateSnapshot(inventory::Snapshot& snapshot, const Context& context) {
+  SnapshotVerdicts verdicts;
+  if (context.interface_addresses) verdicts.addresses = context.interface_addresses();
+  if (context.results) verdicts.series = context.results->Snapshot();
+
+  HealthInputs inputs;
+  inputs.rails = &snapshot.Rails();
+  inputs.devices = &snapshot.Devices();
+  inputs.net_devices = &snapshot.NetDevices();
+  inputs.bonds = &snapshot.Bonds();
+  inputs.addresses = &verdicts.addresses;
+  inputs.probe_series = &verdicts.series;
+  inputs.thresholds = context.thresholds;
+  inputs.own_agent_version = context.own_agent_version;
+  inputs.own_ucx_version = context.own_ucx_version;
+  if (const auto* store = context.results) {
+    inputs.is_current = [store](const probe::SeriesState& state) {
+      return store->IsCurrent(state);
+    };
+  }
+  verdicts.checks = EvaluateChecks(inputs);
+  return verdicts;
+}
+
+const CheckResult* FindVerdict(const std::vector<CheckResult>& checks, const std::string& check,
+                               const std::string& rail, const std::string& peer) {
+  const auto found = std::find_if(checks.begin(), checks.end(), [&](const CheckResult& result) {
+    return result.check == check && result.rail == rail && result.peer == peer;
+  });
+  return found == checks.end() ? nullptr : &*found;
+}
+
+}  // namespace rail::health

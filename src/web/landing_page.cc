@@ -1,0 +1,127 @@
+// Renders the landing page: plain HTML with an inline style sheet and a refresh header, so that
+// it works from a browser on an air-gapped management network (no external assets, no script).
+#include "rail/web/landing_page.h"
+
+#include <cstdio>
+#include <sstream>
+
+namespace rail::web {
+namespace {
+
+std::string Escape(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+std::string Format(const char* format, double value) {
+  char text[64];
+  std::snprintf(text, sizeof text, format, value);
+  return text;
+}
+
+// Bits per second as RDMA people read link speeds: Gbit/s.
+std::string Throughput(const std::optional<double>& bytes_per_second) {
+  if (!bytes_per_second) return "";
+  return Format("%.2f Gbit/s", *bytes_per_second * 8 / 1e9);
+}
+
+// Round trips in the unit people quote them in: microseconds on a healthy rail, milliseconds
+// when something (a TCP fallback, a congested or loaded host) is wrong.
+std::string RoundTrip(const std::optional<double>& seconds) {
+  if (!seconds) return "";
+  if (*seconds >= 1e-3) return Format("%.2f ms", *seconds * 1e3);
+  return Format("%.1f &micro;s", *seconds * 1e6);
+}
+
+std::string CheckText(const health::CheckResult& check) {
+  std::string text = check.check;
+  if (!check.peer.empty()) text += " (" + check.peer + ")";
+  if (!check.reason.empty()) text += ": " + check.reason;
+  return text;
+}
+
+void RenderChecks(std::ostringstream& html, const std::vector<health::CheckResult>& failing) {
+  if (failing.empty()) {
+    html << "<td class=\"ok\">none</td>";
+    return;
+  }
+  html << "<td class=\"bad\"><ul>";
+  for (const auto& check : failing) html << "<li>" << Escape(CheckText(check)) << "</li>";
+  html << "</ul></td>";
+}
+
+void RenderRow(std::ostringstream& html, const LandingRailRow& row) {
+  html << "<tr class=\"rail\" data-rail=\"" << Escape(row.rail) << "\"><td>" << Escape(row.rail)
+       << "</td><td>" << Escape(row.device) << "</td><td>" << Escape(row.netdev)
+       << "</td><td class=\"" << (row.healthy_state ? "ok" : "bad") << "\">" << Escape(row.state)
+       << "</td><td>" << Escape(row.speed) << "</td><td>" << Escape(row.ipv4) << "</td><td>"
+       << Escape(row.roce_gid) << "</td><td title=\"" << Escape(row.throughput_probe) << "\">"
+       << Throughput(row.throughput_bytes_per_second) << "</td><td>"
+       << RoundTrip(row.rtt_p50_seconds) << "</td><td>" << RoundTrip(row.rtt_p99_seconds)
+       << "</td><td>" << Escape(row.transport) << "</td>";
+  RenderChecks(html, row.failing);
+  html << "</tr>\n";
+}
+
+}  // namespace
+
+std::string RenderLandingPage(const LandingPage& page) {
+  std::ostringstream html;
+  html << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+       << "<meta http-equiv=\"refresh\" content=\"" << page.refresh_seconds << "\">"
+       << "<title>rail_exporter</title><style>"
+       << "body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
+       << "td,th{border:1px solid #999;padding:.3em .6em;text-align:left;vertical-align:top}"
+       << "th{background:#eee}.ok{color:#070}.bad{color:#b00}ul{margin:0;padding-left:1.2em}"
+       << "</style></head><body>\n"
+       << "<h1>rail_exporter</h1>\n<p>Version " << Escape(page.version) << " ("
+       << Escape(page.revision) << "), UCX " << Escape(page.ucx_version)
+       << ". This page refreshes every " << page.refresh_seconds << " s.</p>\n"
+       << "<p><a href=\"" << Escape(page.telemetry_path) << "\">Metrics</a></p>\n";
+  if (!page.has_rdma_devices) {
+    html << "<p>No RDMA device found under " << Escape(page.sysfs_root)
+         << "/class/infiniband: netdev and bond inventory only.</p>\n";
+  }
+  html << "<h2>Rails</h2>\n<table id=\"rails\"><tr><th>rail</th><th>device</th><th>netdev</th>"
+       << "<th>state</th><th>speed</th><th>IPv4</th><th>RoCE v2 GID</th><th>probe throughput</th>"
+       << "<th>RTT p50</th><th>RTT p99</th><th>transport</th><th>failing checks</th></tr>\n";
+  for (const auto& row : page.rails) RenderRow(html, row);
+  html << "</table>\n";
+  if (page.rails.empty()) html << "<p id=\"no-rails\">No rail: no active RDMA port.</p>\n";
+  html << "<h2>Host checks</h2>\n";
+  if (page.host_failing.empty()) {
+    html << "<p id=\"host-checks\" class=\"ok\">No failing host check.</p>\n";
+  } else {
+    html << "<ul id=\"host-checks\" class=\"bad\">";
+    for (const auto& check : page.host_failing) {
+      html << "<li>" << Escape(CheckText(check)) << "</li>";
+    }
+    html << "</ul>\n";
+  }
+  html << "</body></html>\n";
+  return html.str();
+}
+
+}  // namespace rail::web

@@ -1,0 +1,168 @@
+// The rows of the landing page's rail table, from what one scrape read and the latest probes.
+#include <algorithm>
+#include <set>
+#include <sstream>
+
+#include "rail/web/landing_page.h"
+
+namespace rail::web {
+namespace {
+
+std::string FormatRate(const sysfs::PortRate& rate) {
+  std::ostringstream text;
+  text << rate.gigabits_per_second << " Gb/sec";
+  if (!rate.width_and_speed.empty()) text << " (" << rate.width_and_speed << ")";
+  return text.str();
+}
+
+void DescribePortState(const inventory::Rail& rail, const sysfs::InfinibandPort* port, LandingRailRow& row) {
+  if (!rail.present || port == nullptr) {
+    row.state = "missing";
+    return;
+  }
+  row.healthy_state = rail.active;
+  if (rail.active) {
+    row.state = "active";
+  } else {
+    row.state = "down (state " + (port->state ? port->state->name : std::string("?")) + ", phys " +
+                (port->phys_state ? port->phys_state->name : std::string("?")) + ")";
+  }
+  if (port->rate) row.speed = FormatRate(*port->rate);
+}
+
+void DescribeNetdevState(const inventory::Rail& rail, const sysfs::NetDevice* net_device,
+                         LandingRailRow& row) {
+  if (net_device == nullptr) {
+    row.state = rail.netdev.empty() ? "no netdev" : "missing";
+    return;
+  }
+  const std::string operstate = net_device->operstate.value_or("unknown");
+  row.state = "netdev " + operstate;
+  row.healthy_state = operstate == "up";
+  if (net_device->speed_mbps && *net_device->speed_mbps > 0) {
+    row.speed = std::to_string(*net_device->speed_mbps / 1000) + " Gb/sec";
+  }
+}
+
+// The RoCE v2 GID that carries the rail's IPv4 address, the one RDMA CM and UCX pick.
+std::string RoceGid(const inventory::Rail& rail, const sysfs::InfinibandPort* port) {
+  const sysfs::GidEntry* entry = port ? inventory::PortIpv4Gid(*port, rail.netdev) : nullptr;
+  if (entry == nullptr) return {};
+  return std::to_string(entry->index) + ": " + entry->gid.ToString() + " (RoCE v2)";
+}
+
+bool IsSingleRailBulk(const probe::SeriesState& state) {
+  return state.key.kind == "ucx_throughput" || state.key.kind == "tcp_throughput";
+}
+
+bool IsPingPong(const probe::SeriesState& state) {
+  return (state.key.kind == "ucx_rtt" || state.key.kind == "tcp_rtt") && state.last.rtt;
+}
+
+std::string SizeText(std::uint64_t bytes) {
+  if (bytes >= (1u << 20) && bytes % (1u << 20) == 0) return std::to_string(bytes >> 20) + " MiB";
+  if (bytes >= 1024 && bytes % 1024 == 0) return std::to_string(bytes >> 10) + " KiB";
+  return std::to_string(bytes) + " B";
+}
+
+// The latest successful result of the rail's series that `wanted` accepts.
+const probe::SeriesState* Latest(const std::vector<probe::SeriesState>& series,
+                                 const std::string& rail,
+                                 bool (*wanted)(const probe::SeriesState&)) {
+  const probe::SeriesState* latest = nullptr;
+  for (const auto& state : series) {
+    if (state.key.rail != rail || !wanted(state) || !state.last.success) continue;
+    if (latest == nullptr || state.last.finished_at > latest->last.finished_at) latest = &state;
+  }
+  return latest;
+}
+
+// UCX results that name their lanes: what the endpoint really used.
+bool HasLanes(const probe::SeriesState& state) {
+  return !state.last.lanes.empty();
+}
+
+std::string TransportText(const std::vector<probe::SeriesState>& series, const std::string& rail) {
+  const probe::SeriesState* latest = Latest(series, rail, HasLanes);
+  if (latest == nullptr) return {};
+  std::set<std::string> transports;
+  for (const auto& lane : latest->last.lanes) {
+    if (lane.rail.empty() || lane.rail == rail) transports.insert(lane.transport);
+  }
+  std::string text;
+  for (const auto& transport : transports) text += (text.empty() ? "" : ", ") + transport;
+  const auto& fallback = latest->last.fallback_rails;
+  if (std::find(fallback.begin(), fallback.end(), rail) != fallback.end()) text += " (fallback)";
+  return text;
+}
+
+}  // namespace
+
+std::vector<LandingRailRow> BuildLandingRows(
+    const std::vector<inventory::Rail>& rails, const std::vector<sysfs::InfinibandDevice>& devices,
+    const std::vector<sysfs::NetDevice>& net_devices, const std::vector<probe::SeriesState>& series,
+    const std::vector<health::CheckResult>& checks,
+    const std::vector<health::InterfaceAddress>& addresses) {
+  std::vector<LandingRailRow> rows;
+  rows.reserve(rails.size());
+  for (const auto& rail : rails) {
+    LandingRailRow row;
+    row.rail = rail.name;
+    row.netdev = rail.netdev;
+    row.ipv4 = rail.ipv4;
+    if (rail.device.empty()) {
+      DescribeNetdevState(rail, inventory::FindNetDevice(net_devices, rail.netdev), row);
+      for (const auto& address : addresses) {
+        if (row.ipv4.empty() && address.ifname == rail.netdev) row.ipv4 = address.address;
+      }
+    } else {
+      row.device = rail.device + ":" + std::to_string(rail.port);
+      const auto* port = inventory::FindRailPort(devices, rail);
+      DescribePortState(rail, port, row);
+      row.roce_gid = RoceGid(rail, port);
+    }
+    if (const auto* bulk = Latest(series, rail.name, IsSingleRailBulk)) {
+      row.throughput_bytes_per_second = bulk->last.throughput_bytes_per_second;
+      row.throughput_probe =
+          bulk->key.kind + " " + SizeText(bulk->key.message_size_bytes) + " to " + bulk->key.peer;
+    }
+    if (const auto* ping = Latest(series, rail.name, IsPingPong); ping) {
+      row.rtt_p50_seconds = ping->last.rtt->p50;
+      row.rtt_p99_seconds = ping->last.rtt->p99;
+    }
+    row.transport = TransportText(series, rail.name);
+    for (const auto& check : checks) {
+      if (!check.ok && check.rail == rail.name) row.failing.push_back(check);
+    }
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+std::vector<health::CheckResult> HostFailingChecks(const std::vector<LandingRailRow>& rows,
+                                                   const std::vector<health::CheckResult>& checks) {
+  std::set<std::string> shown;
+  for (const auto& row : rows) shown.insert(row.rail);
+  std::vector<health::CheckResult> host;
+  for (const auto& check : checks) {
+    if (!check.ok && !shown.count(check.rail)) host.push_back(check);
+  }
+  return host;
+}
+
+LandingPage BuildLandingPage(collectors::Scrape& scrape, LandingPage page) {
+  const auto& verdicts = scrape.Verdicts();
+  std::vector<probe::SeriesState> current;
+  if (const auto* store = scrape.results()) {
+    for (const auto& state : verdicts.series) {
+      if (store->IsCurrent(state)) current.push_back(state);
+    }
+  }
+  page.has_rdma_devices = !scrape.Devices().empty();
+  page.rails = BuildLandingRows(scrape.Rails(), scrape.Devices(), scrape.NetDevices(), current,
+                                verdicts.checks, verdicts.addresses);
+  page.host_failing = HostFailingChecks(page.rails, verdicts.checks);
+  return page;
+}
+
+}  // namespace rail::web

@@ -1,0 +1,188 @@
+#include "rail/agent/config.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <optional>
+
+namespace rail {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string ErrorOf(const std::string& yaml) {
+  try {
+    ParseConfig(yaml, "test.yaml");
+  } catch (const ConfigError& error) {
+    return error.what();
+  }
+  return "";
+}
+
+TEST(ConfigTest, EmptyDocumentIsEmptyConfigurationThatDiscovers) {
+  const auto config = ParseConfig("", "test.yaml");
+  EXPECT_TRUE(config.rails.empty());
+  EXPECT_TRUE(config.DiscoverUnlisted());
+}
+
+TEST(ConfigTest, ParsesRails) {
+  const auto config = ParseConfig(R"(
+rails:
+  - name: rail0
+    device: rocep1s0f0
+    port: 1
+    expected_rate_gbps: 100
+  - name: lab1
+    netdev: ra1
+    ipv4: 10.201.0.1
+    transport: tcp
+)",
+                                  "test.yaml");
+  ASSERT_EQ(config.rails.size(), 2u);
+  EXPECT_EQ(config.rails[0].name, "rail0");
+  EXPECT_EQ(config.rails[0].device, "rocep1s0f0");
+  EXPECT_EQ(config.rails[0].port, 1u);
+  EXPECT_DOUBLE_EQ(*config.rails[0].expected_rate_gbps, 100.0);
+  EXPECT_FALSE(config.rails[0].transport.has_value());
+  EXPECT_EQ(config.rails[1].netdev, "ra1");
+  EXPECT_EQ(config.rails[1].ipv4, "10.201.0.1");
+  EXPECT_EQ(config.rails[1].transport, TransportClass::kTcp);
+  // Listing rails switches discovery of the others off unless asked for.
+  EXPECT_FALSE(config.DiscoverUnlisted());
+}
+
+TEST(ConfigTest, DiscoverRailsOverridesDefault) {
+  const auto config =
+      ParseConfig("discover_rails: true\nrails:\n  - {name: a, device: d}\n", "test.yaml");
+  EXPECT_TRUE(config.DiscoverUnlisted());
+}
+
+TEST(ConfigTest, ErrorsNameTheOffendingKey) {
+  EXPECT_THAT(ErrorOf("rails:\n  - {name: a, device: d, prot: 1}\n"),
+              HasSubstr("test.yaml: rails[0].prot: unknown key"));
+  EXPECT_THAT(ErrorOf("rails:\n  - {name: a, device: d, port: one}\n"),
+              HasSubstr("rails[0].port: expected a port number"));
+  EXPECT_THAT(ErrorOf("rails:\n  - {name: a, device: d, port: 0}\n"),
+              HasSubstr("rails[0].port: must be between 1 and 255"));
+  EXPECT_THAT(ErrorOf("rails:\n  - {device: d}\n"), HasSubstr("rails[0].name: missing"));
+  EXPECT_THAT(ErrorOf("rails:\n  - {name: a}\n"), HasSubstr("rails[0]: needs a device"));
+  EXPECT_THAT(ErrorOf("rails:\n  - {name: a, device: d}\n  - {name: a, device: e}\n"),
+              HasSubstr("rails[1].name: duplicate rail name 'a'"));
+  EXPECT_THAT(ErrorOf("rails:\n  - {name: a, device: d, transport: udp}\n"),
+              HasSubstr("rails[0].transport: expected rdma or tcp, got 'udp'"));
+  EXPECT_THAT(ErrorOf("rails:\n  - {name: a, device: d, expected_rate_gbps: -5}\n"),
+              HasSubstr("rails[0].expected_rate_gbps: must be positive"));
+  EXPECT_THAT(ErrorOf("rails: {name: a}\n"), HasSubstr("rails: expected a list"));
+  EXPECT_THAT(ErrorOf("railz: []\n"), HasSubstr("railz: unknown key"));
+  EXPECT_THAT(ErrorOf("discover_rails: maybe\n"), HasSubstr("discover_rails: expected true"));
+  EXPECT_THAT(ErrorOf("rails: [\n"), HasSubstr("test.yaml: not valid YAML"));
+  EXPECT_THAT(ErrorOf("- just\n- a list\n"), HasSubstr("(top level): expected a mapping"));
+}
+
+TEST(ConfigTest, ResponderAllowedNetworksAndPerAddressCap) {
+  const auto config = ParseConfig(R"(
+responder:
+  allowed_networks: [10.0.0.0/8, "fd00::/8", 192.168.1.7]
+  limits:
+    max_connections_per_ip: 3
+)",
+                                  "test.yaml");
+  EXPECT_EQ(config.responder.allowed_networks,
+            (std::vector<std::string>{"10.0.0.0/8", "fd00::/8", "192.168.1.7"}));
+  EXPECT_EQ(config.responder.max_connections_per_ip, 3u);
+  EXPECT_EQ(ParseConfig("responder: {}\n", "t").responder.max_connections_per_ip, 8u);
+  EXPECT_TRUE(ParseConfig("responder: {}\n", "t").responder.allowed_networks.empty());
+  EXPECT_THAT(ErrorOf("responder:\n  allowed_networks: [10.0.0.0/8, 10.0.0.1/8]\n"),
+              HasSubstr("responder.allowed_networks[1]: '10.0.0.1/8' has host bits set"));
+  EXPECT_THAT(ErrorOf("responder:\n  allowed_networks: [nowhere]\n"),
+              HasSubstr("responder.allowed_networks[0]: 'nowhere' is not an IPv4 or IPv6"));
+  EXPECT_THAT(ErrorOf("responder:\n  allowed_networks: []\n"),
+              HasSubstr("responder.allowed_networks: empty"));
+  EXPECT_THAT(ErrorOf("responder:\n  allowed_networks: 10.0.0.0/8\n"),
+              HasSubstr("responder.allowed_networks: expected a list"));
+  EXPECT_THAT(ErrorOf("responder:\n  limits: {max_connections_per_ip: 0}\n"),
+              HasSubstr("responder.limits.max_connections_per_ip: must be positive"));
+}
+
+TEST(ConfigTest, HealthThresholdsDefaultAndParse) {
+  const auto defaults = ParseConfig("", "test.yaml");
+  EXPECT_DOUBLE_EQ(defaults.health.probe_throughput_min_line_rate_fraction, 0.5);
+  EXPECT_DOUBLE_EQ(defaults.health.probe_throughput_min_sibling_fraction, 0.5);
+  EXPECT_DOUBLE_EQ(defaults.health.multirail_max_rail_share, 0.8);
+  const auto config = ParseConfig(R"(
+health:
+  probe_throughput_min_line_rate_fraction: 0.7
+  probe_throughput_min_sibling_fraction: 0.6
+  multirail_max_rail_share: 0.9
+)",
+                                  "test.yaml");
+  EXPECT_DOUBLE_EQ(config.health.probe_throughput_min_line_rate_fraction, 0.7);
+  EXPECT_DOUBLE_EQ(config.health.probe_throughput_min_sibling_fraction, 0.6);
+  EXPECT_DOUBLE_EQ(config.health.multirail_max_rail_share, 0.9);
+}
+
+TEST(ConfigTest, HealthErrorsNameTheKey) {
+  EXPECT_THAT(ErrorOf("health:\n  multirail_max_share: 0.5\n"),
+              HasSubstr("test.yaml: health.multirail_max_share: unknown key"));
+  EXPECT_THAT(ErrorOf("health:\n  multirail_max_rail_share: 1\n"),
+              HasSubstr("health.multirail_max_rail_share: must be below 1"));
+  EXPECT_THAT(ErrorOf("health:\n  probe_throughput_min_sibling_fraction: 0\n"),
+              HasSubstr("health.probe_throughput_min_sibling_fraction: must be greater than 0"));
+  EXPECT_THAT(ErrorOf("health:\n  probe_throughput_min_line_rate_fraction: 1.5\n"),
+              HasSubstr("health.probe_throughput_min_line_rate_fraction: must be greater than 0 "
+                        "and at most 1, got 1.5"));
+  EXPECT_THAT(ErrorOf("health:\n  probe_throughput_min_line_rate_fraction: half\n"),
+              HasSubstr("health.probe_throughput_min_line_rate_fraction: expected a number"));
+  EXPECT_THAT(ErrorOf("health: [1]\n"), HasSubstr("health: expected a mapping"));
+}
+
+// Found by fuzz/probe_config_fuzz: from_chars reads "inf", "nan" and 1e300, and converting
+// those to an integer count of milliseconds was undefined behaviour.
+TEST(ConfigTest, DurationsOutOfRangeAreMalformed) {
+  EXPECT_EQ(ParseDuration("2s"), std::chrono::milliseconds(2000));
+  EXPECT_EQ(ParseDuration("250ms"), std::chrono::milliseconds(250));
+  EXPECT_EQ(ParseDuration("87600h"), kMaxDuration);
+  for (const char* text : {"1e300", "1e300h", "inf", "infs", "nan", "-nan", "-1s", "87601h"}) {
+    EXPECT_EQ(ParseDuration(text), std::nullopt) << text;
+  }
+  EXPECT_THAT(ErrorOf("peers: [{name: b, address: 'h:1'}]\nprobes:\n  - {kind: tcp_rtt, "
+                      "interval: 1e300}\n"),
+              HasSubstr("probes[0].interval: expected a positive duration"));
+}
+
+// Found by fuzz/probe_config_fuzz: a list or a mapping used as a key made yaml-cpp throw its own
+// exception (not a ConfigError, naming no key) out of ParseConfig.
+TEST(ConfigTest, NonScalarKeysAreErrorsThatNameTheirMapping) {
+  EXPECT_THAT(ErrorOf("rails:\n  - {name: a, device: d, [x]: 1}\n"),
+              HasSubstr("test.yaml: rails[0]: expected plain keys"));
+  EXPECT_THAT(ErrorOf("{a: 1}: 2\n"), HasSubstr("test.yaml: (top level): expected plain keys"));
+  EXPECT_THAT(ErrorOf("responder: {limits: {[1, 2]: 3}}\n"),
+              HasSubstr("responder.limits: expected plain keys"));
+}
+
+TEST(ConfigTest, UnreadableFileNamesTheFile) {
+  try {
+    LoadConfigFile("/nonexistent/rail.yaml");
+    FAIL() << "expected ConfigError";
+  } catch (const ConfigError& error) {
+    EXPECT_THAT(error.what(), HasSubstr("/nonexistent/rail.yaml: cannot be read"));
+  }
+}
+
+TEST(ConfigTest, LoadsFile) {
+  const std::string path = ::testing::TempDir() + "/rail_config_test.yaml";
+  {
+    std::ofstream file(path);
+    file << "rails:\n  - name: r\n    device: mlx5_0\n";
+  }
+  const auto config = LoadConfigFile(path);
+  std::remove(path.c_str());
+  ASSERT_EQ(config.rails.size(), 1u);
+  EXPECT_EQ(config.rails[0].device, "mlx5_0");
+}
+
+}  // namespace
+}  // namespace rail
