@@ -43,9 +43,9 @@ void CheckAccepted(const rail::AgentConfig& config) {
     FUZZ_CHECK(!probe.max_bytes || *probe.max_bytes > 0, "max_bytes positive");
   }
   const rail::ResponderConfig& responder = config.responder;
-  FUZZ_CHECK(responder.max_frame_bytes > 0 && responder.max_concurrent_sessions > 0 &&
-                 responder.max_bytes_per_probe > 0 && responder.max_seconds_per_probe > 0 &&
-                 responder.probes_per_minute_per_peer > 0 && responder.probe_burst_per_peer > 0,
+  FUZZ_CHECK(responder.limits.max_frame_bytes > 0 && responder.limits.max_concurrent_sessions > 0 &&
+                 responder.limits.max_bytes_per_probe > 0 && responder.limits.max_seconds_per_probe > 0 &&
+                 responder.limits.probes_per_minute_per_peer > 0 && responder.limits.probe_burst_per_peer > 0,
              "responder limits positive");
   FUZZ_CHECK(config.budget.max_bulk_time_fraction_per_rail > 0 &&
                  config.budget.max_bulk_time_fraction_per_rail <= 0.5,

@@ -3,7 +3,7 @@
 
 #include "rail/base/clock.h"
 
-namespace rail::testing {
+namespace rail::test {
 
 class FakeClock final : public base::Clock {
  public:
@@ -22,4 +22,4 @@ class FakeClock final : public base::Clock {
   const base::WallTime wall_start_{std::chrono::hours(24 * 365 * 50)};
 };
 
-}  // namespace rail::testing
+}  // namespace rail::test

@@ -17,7 +17,7 @@ using LabelMap = std::map<std::string, std::string>;
 
 inline std::vector<std::string> AllCollectorNames() {
   std::vector<std::string> names;
-  for (const auto& info : KnownCollectors()) names.push_back(info.name);
+  for (const auto& info : collectors::KnownCollectors()) names.push_back(info.name);
   return names;
 }
 

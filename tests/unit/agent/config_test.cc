@@ -8,7 +8,7 @@
 #include <fstream>
 #include <optional>
 
-namespace rail {
+namespace rail::agent {
 namespace {
 
 using ::testing::HasSubstr;
@@ -49,7 +49,7 @@ rails:
   EXPECT_FALSE(config.rails[0].transport.has_value());
   EXPECT_EQ(config.rails[1].netdev, "ra1");
   EXPECT_EQ(config.rails[1].ipv4, "10.201.0.1");
-  EXPECT_EQ(config.rails[1].transport, TransportClass::kTcp);
+  EXPECT_EQ(config.rails[1].transport, inventory::TransportClass::kTcp);
   // Listing rails switches discovery of the others off unless asked for.
   EXPECT_FALSE(config.DiscoverUnlisted());
 }
@@ -92,8 +92,8 @@ responder:
                                   "test.yaml");
   EXPECT_EQ(config.responder.allowed_networks,
             (std::vector<std::string>{"10.0.0.0/8", "fd00::/8", "192.168.1.7"}));
-  EXPECT_EQ(config.responder.max_connections_per_ip, 3u);
-  EXPECT_EQ(ParseConfig("responder: {}\n", "t").responder.max_connections_per_ip, 8u);
+  EXPECT_EQ(config.responder.limits.max_connections_per_ip, 3u);
+  EXPECT_EQ(ParseConfig("responder: {}\n", "t").responder.limits.max_connections_per_ip, 8u);
   EXPECT_TRUE(ParseConfig("responder: {}\n", "t").responder.allowed_networks.empty());
   EXPECT_THAT(ErrorOf("responder:\n  allowed_networks: [10.0.0.0/8, 10.0.0.1/8]\n"),
               HasSubstr("responder.allowed_networks[1]: '10.0.0.1/8' has host bits set"));
@@ -185,4 +185,4 @@ TEST(ConfigTest, LoadsFile) {
 }
 
 }  // namespace
-}  // namespace rail
+}  // namespace rail::agent

@@ -2,13 +2,14 @@
 #include <gtest/gtest.h>
 
 #include <cerrno>
+#include <optional>
 
 #include "rail/collectors/collector_set.h"
 #include "rail/sysfs/filesystem.h"
 #include "support/fake_filesystem.h"
 #include "support/scrape.h"
 
-namespace rail {
+namespace rail::collectors {
 namespace {
 
 using test::Sample;
@@ -19,19 +20,18 @@ const std::string kFixtures = RAIL_FIXTURES;
 struct Scraper {
   explicit Scraper(const sysfs::Filesystem& sys, const sysfs::Filesystem& proc,
                    std::vector<std::string> collectors = test::AllCollectorNames(),
-                   AgentConfig agent_config = {})
-      : config(std::move(agent_config)) {
-    sources.sys = &sys;
-    sources.proc = &proc;
-    sources.config = &config;
-    sources.infiniband.device_filter = filter;
+                   std::vector<inventory::RailConfig> rails = {}) {
+    sources.inventory.sys = &sys;
+    sources.inventory.proc = &proc;
+    sources.inventory.discover_unlisted = inventory::DiscoverUnlisted(rails, std::nullopt);
+    sources.inventory.rails = std::move(rails);
+    sources.inventory.infiniband.device_filter = filter;
     set = std::make_unique<CollectorSet>(sources, collectors);
   }
   std::vector<prometheus::MetricFamily> Scrape() { return set->Collect(); }
 
-  AgentConfig config;
   std::function<bool(const std::string&)> filter;
-  SnapshotSources sources;
+  Sources sources;
   std::unique_ptr<CollectorSet> set;
 };
 
@@ -132,7 +132,7 @@ TEST(CollectorsTest, ExcludedDeviceIsNeverRead) {
   test::FakeFilesystem sys(kFixtures + "/spark-dual-rail/sys");
   sysfs::RootedFilesystem proc(kFixtures + "/spark-dual-rail/proc");
   Scraper scraper(sys, proc);
-  scraper.sources.infiniband.device_filter = [](const std::string& device) {
+  scraper.sources.inventory.infiniband.device_filter = [](const std::string& device) {
     return device != "rocep1s0f1";
   };
   scraper.set = std::make_unique<CollectorSet>(scraper.sources, test::AllCollectorNames());
@@ -147,7 +147,7 @@ TEST(CollectorsTest, DisabledCollectorsPreventReads) {
   test::FakeFilesystem sys(kFixtures + "/spark-dual-rail/sys");
   sysfs::RootedFilesystem proc(kFixtures + "/spark-dual-rail/proc");
   Scraper scraper(sys, proc, {"infiniband"});
-  scraper.sources.infiniband.gids = false;
+  scraper.sources.inventory.infiniband.gids = false;
   scraper.set =
       std::make_unique<CollectorSet>(scraper.sources, std::vector<std::string>{"infiniband"});
   const auto families = scraper.Scrape();
@@ -165,7 +165,7 @@ TEST(CollectorsTest, HwCountersAndNetdevStatisticsAreReadOnlyForTheirCollectors)
   sysfs::RootedFilesystem proc(kFixtures + "/spark-dual-rail/proc");
   const std::vector<std::string> same_as_node_exporter = {"infiniband", "netclass", "bonding"};
   Scraper scraper(sys, proc, same_as_node_exporter);
-  SelectReads(same_as_node_exporter, &scraper.sources);
+  SelectReads(same_as_node_exporter, &scraper.sources.inventory);
   scraper.set = std::make_unique<CollectorSet>(scraper.sources, same_as_node_exporter);
   auto families = scraper.Scrape();
   EXPECT_FALSE(sys.WasAccessedUnder("class/infiniband/rocep1s0f0/ports/1/hw_counters"));
@@ -179,7 +179,7 @@ TEST(CollectorsTest, HwCountersAndNetdevStatisticsAreReadOnlyForTheirCollectors)
 
   test::FakeFilesystem all_sys(kFixtures + "/spark-dual-rail/sys");
   Scraper all(all_sys, proc);
-  SelectReads(test::AllCollectorNames(), &all.sources);
+  SelectReads(test::AllCollectorNames(), &all.sources.inventory);
   all.set = std::make_unique<CollectorSet>(all.sources, test::AllCollectorNames());
   families = all.Scrape();
   EXPECT_TRUE(all_sys.WasAccessedUnder("class/infiniband/rocep1s0f0/ports/1/hw_counters"));
@@ -225,14 +225,14 @@ TEST(CollectorsTest, HostWithoutRdmaServesNetdevInventory) {
 TEST(CollectorsTest, NetdevOnlyRailIsPresentOnlyWhileItsNetdevExists) {
   test::FakeFilesystem sys(kFixtures + "/spark-dual-rail/sys");
   sysfs::RootedFilesystem proc(kFixtures + "/spark-dual-rail/proc");
-  AgentConfig config;
+  std::vector<inventory::RailConfig> rails;
   for (const auto& [name, netdev] : {std::pair{"here", "enp1s0f0np0"}, {"gone", "ra9"}}) {
-    RailConfig rail;
+    inventory::RailConfig rail;
     rail.name = name;
     rail.netdev = netdev;
-    config.rails.push_back(rail);
+    rails.push_back(rail);
   }
-  Scraper scraper(sys, proc, test::AllCollectorNames(), config);
+  Scraper scraper(sys, proc, test::AllCollectorNames(), rails);
   auto families = scraper.Scrape();
   EXPECT_EQ(Sample(families, "rail_present", {{"rail", "here"}}), 1);
   EXPECT_EQ(Sample(families, "rail_present", {{"rail", "gone"}}), 0);
@@ -244,4 +244,4 @@ TEST(CollectorsTest, NetdevOnlyRailIsPresentOnlyWhileItsNetdevExists) {
 }
 
 }  // namespace
-}  // namespace rail
+}  // namespace rail::collectors

@@ -10,7 +10,7 @@
 #include "rail/sysfs/filesystem.h"
 #include "support/scrape.h"
 
-namespace rail {
+namespace rail::collectors {
 namespace {
 
 const std::string kFixtures = RAIL_FIXTURES;
@@ -32,11 +32,9 @@ std::string ReadFile(const std::string& path) {
 void ExpectGolden(const std::string& tree, const std::string& golden_name) {
   sysfs::RootedFilesystem sys(kFixtures + "/" + tree + "/sys");
   sysfs::RootedFilesystem proc(kFixtures + "/" + tree + "/proc");
-  AgentConfig config;
-  SnapshotSources sources;
-  sources.sys = &sys;
-  sources.proc = &proc;
-  sources.config = &config;
+  Sources sources;
+  sources.inventory.sys = &sys;
+  sources.inventory.proc = &proc;
   // The exporter collector reports this process (RSS, CPU, revision): not reproducible.
   std::vector<std::string> collectors;
   for (const auto& name : test::AllCollectorNames()) {
@@ -79,4 +77,4 @@ TEST(GoldenTest, BondedRoceScrape) {
 }
 
 }  // namespace
-}  // namespace rail
+}  // namespace rail::collectors

@@ -3,13 +3,18 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <optional>
+
+#include "rail/base/build_info.h"
 #include "rail/collectors/collector_set.h"
 #include "rail/health/checks.h"
 #include "rail/probe/result_store.h"
+#include "rail/probe/ucx_version.h"
 #include "rail/sysfs/filesystem.h"
+#include "support/fake_clock.h"
 #include "support/scrape.h"
 
-namespace rail {
+namespace rail::collectors {
 namespace {
 
 using test::Sample;
@@ -20,34 +25,35 @@ class HealthCollectorTest : public ::testing::Test {
   HealthCollectorTest()
       : sys_(std::string(RAIL_FIXTURES) + "/spark-dual-rail/sys"),
         proc_(std::string(RAIL_FIXTURES) + "/spark-dual-rail/proc"),
-        store_([this] { return now_; }) {
-    RailConfig rail0;
+        store_(clock_) {
+    inventory::RailConfig rail0;
     rail0.name = "rail0";
     rail0.device = "rocep1s0f0";
-    RailConfig rail1 = rail0;
+    inventory::RailConfig rail1 = rail0;
     rail1.name = "rail1";
     rail1.device = "roceP2p1s0f0";  // MTU 1500 against rail0's 9000
-    config_.rails = {rail0, rail1};
-    sources_.sys = &sys_;
-    sources_.proc = &proc_;
-    sources_.config = &config_;
-    sources_.results = &store_;
+    sources_.inventory.rails = {rail0, rail1};
+    sources_.inventory.discover_unlisted =
+        inventory::DiscoverUnlisted(sources_.inventory.rails, std::nullopt);
+    sources_.inventory.sys = &sys_;
+    sources_.inventory.proc = &proc_;
+    sources_.health.results = &store_;
+    sources_.health.own_agent_version = base::GetBuildInfo().version;
+    sources_.health.own_ucx_version = probe::UcxRuntimeVersion();
     sources_.health_log = &log_;
-    sources_.interface_addresses = [] {
+    sources_.health.interface_addresses = [] {
       return std::vector<health::InterfaceAddress>{{"enp1s0f0np0", "192.168.100.11", 24},
                                                    {"enP2p1s0f0np0", "192.168.100.15", 24}};
     };
     set_ = std::make_unique<CollectorSet>(sources_, std::vector<std::string>{"health"});
   }
 
-  std::chrono::system_clock::time_point now_ =
-      std::chrono::system_clock::time_point(std::chrono::hours(500000));
+  test::FakeClock clock_;
   sysfs::RootedFilesystem sys_;
   sysfs::RootedFilesystem proc_;
-  AgentConfig config_;
   probe::ResultStore store_;
   health::HealthLog log_;
-  SnapshotSources sources_;
+  Sources sources_;
   std::unique_ptr<CollectorSet> set_;
 };
 
@@ -77,7 +83,7 @@ TEST_F(HealthCollectorTest, ProbeResultsBecomeVerdictsWhileCurrent) {
   result.peer = "b";
   result.rails = {"rail0"};
   result.success = true;
-  result.finished_at = now_;
+  result.finished_at = clock_.WallNow();
   result.message_size_bytes = 1 << 20;
   result.throughput_bytes_per_second = 1e9;  // 8 Gbit/s on a 100 Gb/s port
   result.peer_agent_version = "0.0.0-other";
@@ -89,7 +95,7 @@ TEST_F(HealthCollectorTest, ProbeResultsBecomeVerdictsWhileCurrent) {
             0);
   EXPECT_EQ(Sample(families, "rail_check_ok", {{"check", "peer_version"}, {"peer", "b"}}), 0);
 
-  now_ += std::chrono::minutes(16);  // three intervals later the result is stale
+  clock_.Advance(std::chrono::minutes(16));  // three intervals later the result is stale
   families = set_->Collect();
   EXPECT_EQ(Sample(families, "rail_check_ok", {{"check", "probe_throughput"}}), std::nullopt);
   EXPECT_EQ(Sample(families, "rail_check_ok", {{"check", "peer_version"}, {"peer", "b"}}), 0)
@@ -97,4 +103,4 @@ TEST_F(HealthCollectorTest, ProbeResultsBecomeVerdictsWhileCurrent) {
 }
 
 }  // namespace
-}  // namespace rail
+}  // namespace rail::collectors

@@ -1,26 +1,28 @@
 #include <gtest/gtest.h>
 
+#include "rail/base/build_info.h"
 #include "rail/collectors/collector_set.h"
 #include "rail/probe/result_store.h"
+#include "rail/probe/ucx_version.h"
 #include "rail/sysfs/filesystem.h"
+#include "support/fake_clock.h"
 #include "support/scrape.h"
 
-namespace rail {
+namespace rail::collectors {
 namespace {
 
 using std::chrono::minutes;
-using std::chrono::system_clock;
 using test::Sample;
 using test::SampleCount;
 
 class ProbeCollectorTest : public ::testing::Test {
  protected:
-  ProbeCollectorTest()
-      : sys_(std::string(RAIL_FIXTURES) + "/spark-dual-rail/sys"), store_([this] { return now_; }) {
-    sources_.sys = &sys_;
-    sources_.proc = &sys_;
-    sources_.config = &config_;
-    sources_.results = &store_;
+  ProbeCollectorTest() : sys_(std::string(RAIL_FIXTURES) + "/spark-dual-rail/sys"), store_(clock_) {
+    sources_.inventory.sys = &sys_;
+    sources_.inventory.proc = &sys_;
+    sources_.health.results = &store_;
+    sources_.health.own_agent_version = base::GetBuildInfo().version;
+    sources_.health.own_ucx_version = probe::UcxRuntimeVersion();
     set_ = std::make_unique<CollectorSet>(sources_, std::vector<std::string>{"probe"});
   }
 
@@ -30,7 +32,7 @@ class ProbeCollectorTest : public ::testing::Test {
     result.peer = "b";
     result.rails = std::move(rails);
     result.success = true;
-    result.finished_at = now_;
+    result.finished_at = clock_.WallNow();
     result.message_size_bytes = 1 << 20;
     result.seconds = 2;
     result.bytes = 2'000'000'000;
@@ -40,11 +42,10 @@ class ProbeCollectorTest : public ::testing::Test {
     return result;
   }
 
-  system_clock::time_point now_ = system_clock::time_point(std::chrono::hours(500000));
+  test::FakeClock clock_;
   sysfs::RootedFilesystem sys_;
-  AgentConfig config_;
   probe::ResultStore store_;
-  SnapshotSources sources_;
+  Sources sources_;
   std::unique_ptr<CollectorSet> set_;
 };
 
@@ -67,9 +68,9 @@ TEST_F(ProbeCollectorTest, ThroughputTransportAndFallback) {
 
 TEST_F(ProbeCollectorTest, StaleResultIsWithdrawnButCountersStay) {
   store_.Record(Result(probe::ProbeKind::kTcpThroughput, {"rail0"}), minutes(1));
-  now_ += minutes(2);
+  clock_.Advance(minutes(2));
   EXPECT_EQ(SampleCount(set_->Collect(), "rail_probe_success"), 1u);
-  now_ += minutes(2);  // four intervals after the run
+  clock_.Advance(minutes(2));  // four intervals after the run
   const auto families = set_->Collect();
   EXPECT_EQ(SampleCount(families, "rail_probe_success"), 0u);
   EXPECT_EQ(SampleCount(families, "rail_probe_throughput_bytes_per_second"), 0u);
@@ -181,4 +182,4 @@ TEST_F(ProbeCollectorTest, CountersOfRailsTheRunDidNotUseAreNotSeriesOfTheirOwn)
 }
 
 }  // namespace
-}  // namespace rail
+}  // namespace rail::collectors

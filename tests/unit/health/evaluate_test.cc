@@ -8,9 +8,11 @@ namespace {
 
 using test::DeviceRail;
 using test::Host;
+using test::HostConfig;
+using inventory::RailConfig;
 
 TEST(EvaluateChecksTest, OrderIsCheckThenRailThenPeer) {
-  AgentConfig config;
+  HostConfig config;
   config.rails = {DeviceRail("z_first", "rocep1s0f1"), DeviceRail("a_second", "rocep1s0f0")};
   Host host("spark-dual-rail", config);
   host.AddResult(probe::ProbeKind::kUcxRtt, {"a_second"}, 0, "peer2");
@@ -30,7 +32,7 @@ TEST(EvaluateChecksTest, OrderIsCheckThenRailThenPeer) {
 }
 
 TEST(EvaluateChecksTest, HealthyDualRailHostPassesEverything) {
-  AgentConfig config;
+  HostConfig config;
   config.rails = {DeviceRail("rail0", "rocep1s0f0"), DeviceRail("rail1", "rocep1s0f1")};
   config.rails[0].expected_rate_gbps = 100;
   config.rails[1].expected_rate_gbps = 100;

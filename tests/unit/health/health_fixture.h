@@ -14,14 +14,25 @@
 
 namespace rail::health::test {
 
+using inventory::Rail;
+using inventory::RailConfig;
+
+// The parts of the agent's configuration the checks see: rails:, discover_rails: and health:.
+struct HostConfig {
+  std::vector<RailConfig> rails;
+  std::optional<bool> discover_rails;
+  Thresholds health;
+};
+
 struct Host {
-  explicit Host(const std::string& tree, AgentConfig agent_config = {})
+  explicit Host(const std::string& tree, HostConfig agent_config = {})
       : sys(std::string(RAIL_FIXTURES) + "/" + tree + "/sys"),
         proc(std::string(RAIL_FIXTURES) + "/" + tree + "/proc"),
         config(std::move(agent_config)) {
     sysfs::ReadErrors errors;
     devices = sysfs::ReadInfiniband(sys, {}, errors);
-    rails = DiscoverRails(devices, config);
+    rails = inventory::DiscoverRails(devices, config.rails,
+                                     inventory::DiscoverUnlisted(config.rails, config.discover_rails));
     for (const auto& name : sysfs::ListNetDevices(sys, errors)) {
       if (auto device = sysfs::ReadNetDevice(sys, name, errors)) {
         net_devices.push_back(std::move(*device));
@@ -38,7 +49,7 @@ struct Host {
     inputs.bonds = &bonds;
     inputs.addresses = &addresses;
     inputs.probe_series = &series;
-    inputs.config = &config;
+    inputs.thresholds = config.health;
     inputs.own_agent_version = "0.4.0";
     inputs.own_ucx_version = "1.13.1";
     return inputs;
@@ -69,7 +80,7 @@ struct Host {
 
   sysfs::RootedFilesystem sys;
   sysfs::RootedFilesystem proc;
-  AgentConfig config;
+  HostConfig config;
   std::vector<sysfs::InfinibandDevice> devices;
   std::vector<Rail> rails;
   std::vector<sysfs::NetDevice> net_devices;

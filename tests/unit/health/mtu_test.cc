@@ -9,9 +9,11 @@ namespace {
 using test::DeviceRail;
 using test::Find;
 using test::Host;
+using test::HostConfig;
+using inventory::RailConfig;
 
 TEST(MtuTest, RailsWithTheSameMtuPass) {
-  AgentConfig config;
+  HostConfig config;
   config.rails = {DeviceRail("rail0", "rocep1s0f0"), DeviceRail("rail1", "rocep1s0f1")};
   const Host host("spark-dual-rail", config);
   const auto results = host.Evaluate();
@@ -35,7 +37,7 @@ TEST(MtuTest, MismatchFailsTheOddRails) {
 }
 
 TEST(MtuTest, MajorityIsTheReference) {
-  AgentConfig config;
+  HostConfig config;
   config.rails = {DeviceRail("a", "roceP2p1s0f0"), DeviceRail("b", "roceP2p1s0f1"),
                   DeviceRail("c", "rocep1s0f0")};
   const Host host("spark-dual-rail", config);
@@ -46,7 +48,7 @@ TEST(MtuTest, MajorityIsTheReference) {
 }
 
 TEST(PeerMtuTest, ComparesTheSameRailOnBothEnds) {
-  AgentConfig config;
+  HostConfig config;
   config.rails = {DeviceRail("rail0", "rocep1s0f0"), DeviceRail("rail1", "rocep1s0f1")};
   Host host("spark-dual-rail", config);
   host.AddResult(probe::ProbeKind::kUcxRtt, {"rail0"}, 0).peer_rail_mtus = {{"rail0", 9000},
@@ -59,7 +61,7 @@ TEST(PeerMtuTest, ComparesTheSameRailOnBothEnds) {
 }
 
 TEST(PeerMtuTest, PeerThatDoesNotReportMtusHasNoVerdict) {
-  AgentConfig config;
+  HostConfig config;
   config.rails = {DeviceRail("rail0", "rocep1s0f0")};
   Host host("spark-dual-rail", config);
   host.AddResult(probe::ProbeKind::kUcxRtt, {"rail0"}, 0);
@@ -67,7 +69,7 @@ TEST(PeerMtuTest, PeerThatDoesNotReportMtusHasNoVerdict) {
 }
 
 TEST(PeerMtuTest, LatestResultOfThePeerCounts) {
-  AgentConfig config;
+  HostConfig config;
   config.rails = {DeviceRail("rail0", "rocep1s0f0")};
   Host host("spark-dual-rail", config);
   auto& old = host.AddResult(probe::ProbeKind::kUcxRtt, {"rail0"}, 0);

@@ -9,6 +9,8 @@ namespace {
 using test::DeviceRail;
 using test::Find;
 using test::Host;
+using test::HostConfig;
+using inventory::RailConfig;
 using ::testing::HasSubstr;
 
 TEST(PortActiveTest, ActivePortsPass) {
@@ -24,7 +26,7 @@ TEST(PortActiveTest, ActivePortsPass) {
 }
 
 TEST(PortActiveTest, DownAndMissingPortsFail) {
-  AgentConfig config;
+  HostConfig config;
   config.rails = {DeviceRail("up", "qib0", 1), DeviceRail("down", "qib0", 2),
                   DeviceRail("gone", "mlx5_9", 1)};
   const Host host("quirks", config);
@@ -39,7 +41,7 @@ TEST(PortActiveTest, DownAndMissingPortsFail) {
 }
 
 TEST(PortActiveTest, NetdevRailFollowsOperstate) {
-  AgentConfig config;
+  HostConfig config;
   RailConfig up;
   up.name = "tcp_up";
   up.netdev = "enp1s0f0np0";
@@ -65,7 +67,7 @@ TEST(PortActiveTest, NetdevRailFollowsOperstate) {
 }
 
 TEST(PortRateTest, BelowTheExpectedRateFails) {
-  AgentConfig config;
+  HostConfig config;
   config.rails = {DeviceRail("fast", "rocep1s0f0"), DeviceRail("slow", "rocep1s0f1")};
   config.rails[0].expected_rate_gbps = 100;
   config.rails[1].expected_rate_gbps = 200;
@@ -82,7 +84,7 @@ TEST(PortRateTest, BelowTheExpectedRateFails) {
 TEST(PortRateTest, NoExpectationPasses) {
   // quirks' qib0 port 2 runs at 2.5 Gb/s next to a 40 Gb/s port: without a configured
   // expectation that is no finding.
-  AgentConfig config;
+  HostConfig config;
   config.rails = {DeviceRail("a", "qib0", 1), DeviceRail("b", "qib0", 2)};
   const Host host("quirks", config);
   const auto results = host.Evaluate();
@@ -91,7 +93,7 @@ TEST(PortRateTest, NoExpectationPasses) {
 }
 
 TEST(PortRateTest, NetdevRailUsesTheNetdevSpeed) {
-  AgentConfig config;
+  HostConfig config;
   RailConfig rail;
   rail.name = "tcp0";
   rail.netdev = "enp1s0f0np0";

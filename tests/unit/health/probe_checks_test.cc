@@ -10,14 +10,16 @@ namespace {
 using test::DeviceRail;
 using test::Find;
 using test::Host;
+using test::HostConfig;
+using inventory::RailConfig;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
 constexpr double kGbit = 1e9 / 8;  // bytes per second
 
-AgentConfig LabConfig() {
+HostConfig LabConfig() {
   // The lab: two netdev-only TCP rails on veths, which have no meaningful line rate.
-  AgentConfig config;
+  HostConfig config;
   for (const auto* name : {"rail0", "rail1"}) {
     RailConfig rail;
     rail.name = name;
@@ -60,7 +62,7 @@ TEST(ProbeThroughputTest, SiblingsAreOnlyTheSamePeerKindAndSize) {
 }
 
 TEST(ProbeThroughputTest, BelowTheLineRateFails) {
-  AgentConfig config;
+  HostConfig config;
   config.rails = {DeviceRail("rail0", "rocep1s0f0")};  // 100 Gb/s port
   Host host("spark-dual-rail", config);
   host.AddResult(probe::ProbeKind::kUcxThroughput, {"rail0"}, 30 * kGbit);
@@ -75,7 +77,7 @@ TEST(ProbeThroughputTest, BelowTheLineRateFails) {
 }
 
 TEST(ProbeThroughputTest, TcpIsNotJudgedAgainstTheLineRate) {
-  AgentConfig config;
+  HostConfig config;
   config.rails = {DeviceRail("rail0", "rocep1s0f0")};
   Host host("spark-dual-rail", config);
   host.AddResult(probe::ProbeKind::kTcpThroughput, {"rail0"}, 20 * kGbit);
@@ -124,7 +126,7 @@ TEST(MultirailStripingTest, EvenSplitPassesAndOneCountedRailIsNoVerdict) {
 }
 
 TEST(TransportFallbackTest, RdmaRailOverTcpFails) {
-  AgentConfig config;
+  HostConfig config;
   config.rails = {DeviceRail("rail0", "rocep1s0f0"), DeviceRail("rail1", "rocep1s0f1")};
   Host host("spark-dual-rail", config);
   auto& bad = host.AddResult(probe::ProbeKind::kUcxThroughput, {"rail0"}, 1 * kGbit);

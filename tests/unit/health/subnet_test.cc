@@ -8,6 +8,8 @@ namespace {
 
 using test::Find;
 using test::Host;
+using test::HostConfig;
+using inventory::RailConfig;
 using ::testing::HasSubstr;
 
 TEST(DuplicateSubnetTest, SubnetOnAnotherInterfaceFails) {

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "support/fake_clock.h"
+
 #include <chrono>
 
 #include "rail/peer/encoding.h"
@@ -11,7 +13,7 @@ namespace rail::peer {
 namespace {
 
 using namespace std::chrono_literals;
-using testing::FakeClock;
+using test::FakeClock;
 
 std::shared_ptr<const Secret> MakeSecret(std::string_view bytes) {
   return std::make_shared<const Secret>(bytes);

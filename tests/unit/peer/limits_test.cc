@@ -2,13 +2,15 @@
 
 #include <gtest/gtest.h>
 
+#include "support/fake_clock.h"
+
 #include <chrono>
 
 namespace rail::peer {
 namespace {
 
 using namespace std::chrono_literals;
-using testing::FakeClock;
+using test::FakeClock;
 
 TEST(PeerRateLimiter, AllowsTheBurstThenTheSustainedRate) {
   FakeClock clock;

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "support/fake_clock.h"
+
 #include <algorithm>
 #include <chrono>
 
@@ -67,7 +69,7 @@ class SchedulerTest : public ::testing::Test {
     return starts;
   }
 
-  FakeClock clock_;
+  test::FakeClock clock_;
 };
 
 TEST_F(SchedulerTest, IntervalWithJitterStaysWithinBoundsAndIsReproducible) {

@@ -2,9 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
+
 #include "rail/sysfs/filesystem.h"
 
-namespace rail {
+namespace rail::web {
 namespace {
 
 using namespace std::chrono_literals;
@@ -34,7 +36,8 @@ const LandingRailRow& Row(const std::vector<LandingRailRow>& rows, const std::st
 
 TEST(LandingRowsTest, ShowsStateSpeedAndTheRoceV2GidOfEveryRail) {
   const auto devices = SparkDevices();
-  const auto rails = DiscoverRails(devices, AgentConfig{});
+  const auto rails =
+      inventory::DiscoverRails(devices, {}, inventory::DiscoverUnlisted({}, std::nullopt));
   const auto rows = BuildLandingRows(rails, devices, {}, {}, {}, {});
   ASSERT_EQ(rows.size(), rails.size());
   const auto& row = Row(rows, "rocep1s0f0:1");
@@ -50,20 +53,23 @@ TEST(LandingRowsTest, ShowsStateSpeedAndTheRoceV2GidOfEveryRail) {
 }
 
 TEST(LandingRowsTest, AConfiguredRailWhoseDeviceIsMissingSaysSo) {
-  AgentConfig config;
-  RailConfig gone;
+  std::vector<inventory::RailConfig> configured;
+  inventory::RailConfig gone;
   gone.name = "rail9";
   gone.device = "mlx5_9";
-  config.rails.push_back(gone);
+  configured.push_back(gone);
   const auto devices = SparkDevices();
-  const auto rows = BuildLandingRows(DiscoverRails(devices, config), devices, {}, {}, {}, {});
+  const auto rows = BuildLandingRows(
+      inventory::DiscoverRails(devices, configured,
+                               inventory::DiscoverUnlisted(configured, std::nullopt)),
+      devices, {}, {}, {}, {});
   const auto& row = Row(rows, "rail9");
   EXPECT_EQ(row.state, "missing");
   EXPECT_FALSE(row.healthy_state);
 }
 
 TEST(LandingRowsTest, NetdevRailsShowTheirOperstate) {
-  Rail rail;
+  inventory::Rail rail;
   rail.name = "lab0";
   rail.netdev = "ra0";
   sysfs::NetDevice up;
@@ -81,7 +87,7 @@ TEST(LandingRowsTest, NetdevRailsShowTheirOperstate) {
 }
 
 TEST(LandingRowsTest, NetdevRailsTakeTheirAddressFromTheirNetdev) {
-  Rail rail;
+  inventory::Rail rail;
   rail.name = "lab0";
   rail.netdev = "ra0";
   const std::vector<health::InterfaceAddress> addresses = {{"rb0", "10.200.0.2", 24},
@@ -92,7 +98,7 @@ TEST(LandingRowsTest, NetdevRailsTakeTheirAddressFromTheirNetdev) {
 }
 
 TEST(LandingRowsTest, TakesTheLatestSuccessfulProbeOfEachKindForTheRail) {
-  Rail rail;
+  inventory::Rail rail;
   rail.name = "lab0";
   rail.netdev = "ra0";
   const auto now = std::chrono::system_clock::now();
@@ -121,7 +127,7 @@ TEST(LandingRowsTest, TakesTheLatestSuccessfulProbeOfEachKindForTheRail) {
 }
 
 TEST(LandingRowsTest, FailingChecksGoToTheirRailOrToTheHost) {
-  Rail rail;
+  inventory::Rail rail;
   rail.name = "rail0";
   const std::vector<health::CheckResult> checks = {
       {"roce_gid", "rail0", "", false, "no RoCE v2 GID carries 10.0.0.1"},
@@ -182,4 +188,4 @@ TEST(LandingPageTest, SaysSoWhenTheHostHasNoRdmaDeviceAndNoRail) {
 }
 
 }  // namespace
-}  // namespace rail
+}  // namespace rail::web

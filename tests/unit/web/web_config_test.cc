@@ -10,7 +10,7 @@
 #include "test_certificates.h"
 #include "web/basic_auth.h"
 
-namespace rail {
+namespace rail::web {
 namespace {
 
 using ::testing::HasSubstr;
@@ -245,4 +245,4 @@ TEST(BasicAuth, ChecksPasswordsWithCrypt) {
 }
 
 }  // namespace
-}  // namespace rail
+}  // namespace rail::web

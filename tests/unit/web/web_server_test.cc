@@ -8,7 +8,7 @@
 
 #include "rail/web/web_server.h"
 
-namespace rail {
+namespace rail::web {
 namespace {
 
 using ::testing::HasSubstr;
@@ -127,4 +127,4 @@ TEST_F(WebServerTest, RejectsBadOptions) {
 }
 
 }  // namespace
-}  // namespace rail
+}  // namespace rail::web

@@ -2,14 +2,16 @@
 
 #include <gtest/gtest.h>
 
-namespace rail {
+#include "support/fake_clock.h"
+
+namespace rail::inventory {
 namespace {
 
 using namespace std::chrono_literals;
 
 TEST(GidCacheTest, RereadsOnlyAfterTheRefreshInterval) {
-  auto now = std::chrono::steady_clock::time_point(1000h);
-  GidCache cache(30s, [&now] { return now; });
+  test::FakeClock clock;
+  GidCache cache(30s, clock);
   int reads = 0;
   auto read = [&reads] {
     ++reads;
@@ -18,10 +20,10 @@ TEST(GidCacheTest, RereadsOnlyAfterTheRefreshInterval) {
     return std::vector<sysfs::GidEntry>{entry};
   };
   EXPECT_EQ(cache.Get("mlx5_0", 1, read).front().index, 1u);
-  now += 29s;
+  clock.Advance(29s);
   EXPECT_EQ(cache.Get("mlx5_0", 1, read).front().index, 1u);
   EXPECT_EQ(cache.Get("mlx5_0", 2, read).front().index, 2u) << "ports are cached apart";
-  now += 2s;
+  clock.Advance(2s);
   EXPECT_EQ(cache.Get("mlx5_0", 1, read).front().index, 3u);
   EXPECT_EQ(reads, 3);
 }
@@ -39,4 +41,4 @@ TEST(GidCacheTest, ZeroIntervalReadsEveryTime) {
 }
 
 }  // namespace
-}  // namespace rail
+}  // namespace rail::inventory

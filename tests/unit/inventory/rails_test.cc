@@ -4,8 +4,19 @@
 
 #include "rail/sysfs/filesystem.h"
 
-namespace rail {
+namespace rail::inventory {
 namespace {
+
+// The rails: and discover_rails: sections of a configuration.
+struct RailsSection {
+  std::vector<RailConfig> rails;
+  std::optional<bool> discover_rails;
+};
+
+std::vector<Rail> Discover(const std::vector<sysfs::InfinibandDevice>& devices,
+                           const RailsSection& config) {
+  return DiscoverRails(devices, config.rails, DiscoverUnlisted(config.rails, config.discover_rails));
+}
 
 std::vector<sysfs::InfinibandDevice> SparkDevices() {
   sysfs::RootedFilesystem sys(std::string(RAIL_FIXTURES) + "/spark-dual-rail/sys");
@@ -31,7 +42,7 @@ const Rail* Find(const std::vector<Rail>& rails, const std::string& name) {
 }
 
 TEST(RailsTest, DiscoversEveryActivePortWithNetdevAndIpv4) {
-  const auto rails = DiscoverRails(SparkDevices(), AgentConfig{});
+  const auto rails = Discover(SparkDevices(), RailsSection{});
   ASSERT_EQ(rails.size(), 4u);
   const Rail* rail0 = Find(rails, "rocep1s0f0:1");
   ASSERT_NE(rail0, nullptr);
@@ -46,12 +57,12 @@ TEST(RailsTest, DiscoversEveryActivePortWithNetdevAndIpv4) {
 }
 
 TEST(RailsTest, ConfiguredRailsRenameAndRestrict) {
-  AgentConfig config;
+  RailsSection config;
   config.rails.push_back(Configured("rail0", "rocep1s0f0"));
   config.rails.back().port = 1;
   config.rails.push_back(Configured("rail1", "rocep1s0f1"));
   config.rails.back().expected_rate_gbps = 100;
-  const auto rails = DiscoverRails(SparkDevices(), config);
+  const auto rails = Discover(SparkDevices(), config);
   ASSERT_EQ(rails.size(), 2u);
   EXPECT_EQ(rails[0].name, "rail0");
   EXPECT_EQ(rails[0].netdev, "enp1s0f0np0");
@@ -63,10 +74,10 @@ TEST(RailsTest, ConfiguredRailsRenameAndRestrict) {
 }
 
 TEST(RailsTest, DiscoveryAddsUnlistedPortsOnlyWhenAsked) {
-  AgentConfig config;
+  RailsSection config;
   config.rails.push_back(Configured("rail0", "rocep1s0f0"));
   config.discover_rails = true;
-  const auto rails = DiscoverRails(SparkDevices(), config);
+  const auto rails = Discover(SparkDevices(), config);
   EXPECT_EQ(rails.size(), 4u);
   EXPECT_EQ(rails[0].name, "rail0");
   EXPECT_EQ(Find(rails, "rocep1s0f0:1"), nullptr) << "a configured port is not listed twice";
@@ -77,10 +88,10 @@ TEST(RailsTest, MissingOrDownConfiguredRailStaysVisible) {
   for (auto& device : devices) {
     if (device.name == "rocep1s0f1") device.ports[0].state = sysfs::NumberedState{1, "DOWN"};
   }
-  AgentConfig config;
+  RailsSection config;
   config.rails.push_back(Configured("gone", "mlx5_9"));
   config.rails.push_back(Configured("down", "rocep1s0f1"));
-  const auto rails = DiscoverRails(devices, config);
+  const auto rails = Discover(devices, config);
   ASSERT_EQ(rails.size(), 2u);
   EXPECT_FALSE(rails[0].present);
   EXPECT_FALSE(rails[0].active);
@@ -90,10 +101,10 @@ TEST(RailsTest, MissingOrDownConfiguredRailStaysVisible) {
 }
 
 TEST(RailsTest, NetdevOnlyRailIsTcp) {
-  AgentConfig config;
+  RailsSection config;
   config.rails.push_back(Configured("lab0", std::nullopt, "ra0"));
   config.rails.back().ipv4 = "10.200.0.1";
-  const auto rails = DiscoverRails({}, config);
+  const auto rails = Discover({}, config);
   ASSERT_EQ(rails.size(), 1u);
   EXPECT_EQ(rails[0].transport, TransportClass::kTcp);
   EXPECT_EQ(rails[0].netdev, "ra0");
@@ -115,4 +126,4 @@ TEST(RailsTest, PortNetdevFallsBackToDeviceNetdevs) {
 }
 
 }  // namespace
-}  // namespace rail
+}  // namespace rail::inventory
