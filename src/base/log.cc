@@ -8,7 +8,7 @@
 #include <utility>
 #include <nlohmann/json.hpp>
 
-#include "rail/agent/agent.h"
+#include "rail/base/errors.h"
 
 namespace rail::base {
 namespace {

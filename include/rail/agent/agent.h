@@ -14,29 +14,27 @@
 #include "rail/base/errors.h"
 #include "rail/web/web_server.h"
 
-namespace rail {
-namespace sysfs {
+namespace rail::sysfs {
 class RootedFilesystem;
 }
-namespace base {
+namespace rail::base {
 class SteadyClock;
 }
-namespace inventory {
+namespace rail::inventory {
 class GidCache;
 }
-namespace peer {
+namespace rail::peer {
 class Responder;
 }
-namespace probe {
+namespace rail::probe {
 class ResultStore;
 }
-namespace health {
+namespace rail::health {
 class HealthLog;
 }
-namespace collectors {
+namespace rail::collectors {
 class CollectorSet;
 }
-}  // namespace rail
 
 namespace rail::agent {
 

@@ -1,0 +1,241 @@
+#!/usr/bin/env python3
+"""The layering of docs/architecture.md, held against the code.
+
+Layers come in one order; a layer may use (include, link) only itself and the layers before it:
+
+  base -> sysfs -> inventory -> gpu -> peer -> fleet -> schedule -> probe -> health
+       -> collectors -> web -> agent -> main
+
+Checked for every file under src/<layer>/ and include/rail/<layer>/, src/main.cc and
+tests/unit/<layer>/:
+  * `#include "rail/<layer>/..."` names a layer it may use; `#include "<layer>/..."` (a layer's
+    private header under src/) names its own layer only;
+  * third-party headers that belong to one layer stay there (UCX in probe, CUDA in gpu, civetweb in
+    web, CLI11 in main, ...);
+  * the code is in namespace rail::<layer> (a lower layer's namespace only to forward-declare);
+and in src/CMakeLists.txt and tests/CMakeLists.txt every target_link_libraries of a rail_<layer>
+library or a unit test binary names only the libraries its layer may link.
+
+Run as `layering_test.py --root <source dir>`; `--check-only` prints the violations without the
+unittest wrapper (a person adding an edge sees each one with its file and line).
+"""
+import argparse
+import os
+import re
+import sys
+import tempfile
+import unittest
+
+LAYERS = ["base", "sysfs", "inventory", "gpu", "peer", "fleet", "schedule", "probe", "health",
+          "collectors", "web", "agent"]
+MAIN = "main"
+
+# Third-party headers (by include prefix) and libraries (CMake names) that only some layers may
+# use. Anything not listed here (the C++ and C libraries, spdlog, fmt, nlohmann/json) is
+# available everywhere.
+EXTERNAL_HEADERS = {
+    "ucp/": {"probe"}, "ucs/": {"probe"}, "uct/": {"probe"},
+    "cuda": {"gpu"},
+    "infiniband/": {"probe", "gpu"},
+    "civetweb.h": {"web"}, "CivetServer.h": {"web"},
+    "prometheus/": {"collectors", "web", MAIN},
+    "yaml-cpp/": {"web", "agent"},
+    "CLI/": {MAIN},
+    "openssl/": {"peer", "web"},
+}
+EXTERNAL_LIBRARIES = {
+    "ucx::": {"probe"},
+    "civetweb::": {"web"},
+    "prometheus-cpp::": {"collectors", "web"},
+    "yaml-cpp": {"web", "agent"},
+    "CLI11::": {MAIN},
+    "OpenSSL::": {"peer", "web"},
+    "PkgConfig::IBVERBS": {"probe", "gpu"},
+}
+
+INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
+NAMESPACE = re.compile(r"^namespace\s+([A-Za-z_][\w:]*)\s*\{")
+LINK = re.compile(r"target_link_libraries\(\s*([\w${}]+)(.*?)\)", re.S)
+
+
+def allowed(layer):
+    """Layers `layer` may use, itself included."""
+    if layer == MAIN:
+        return set(LAYERS)
+    return set(LAYERS[:LAYERS.index(layer) + 1])
+
+
+def source_files(root):
+    """(layer, path) of every C++ file the layering governs."""
+    for layer in LAYERS:
+        for top in (os.path.join(root, "src", layer), os.path.join(root, "include", "rail", layer),
+                    os.path.join(root, "tests", "unit", layer)):
+            for folder, _, names in os.walk(top):
+                for name in sorted(names):
+                    if name.endswith((".cc", ".h")):
+                        yield layer, os.path.join(folder, name)
+    main = os.path.join(root, "src", "main.cc")
+    if os.path.exists(main):
+        yield MAIN, main
+
+
+def include_violations(root, layer, path):
+    problems = []
+    in_tests = os.path.join(root, "tests") + os.sep in path
+    with open(path, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, 1):
+            match = INCLUDE.match(line)
+            if not match:
+                continue
+            quote, target = match.groups()
+            where = "%s:%d" % (os.path.relpath(path, root), number)
+            first = target.split("/")[0]
+            if quote == '"' and target.startswith("rail/"):
+                used = target.split("/")[1]
+                if used not in LAYERS:
+                    problems.append("%s: %s is not in a layer's folder" % (where, target))
+                elif used not in allowed(layer):
+                    problems.append("%s: layer %s includes %s (layer %s comes after it)"
+                                    % (where, layer, target, used))
+            elif quote == '"' and first in LAYERS:
+                if first != layer:
+                    problems.append("%s: layer %s includes %s, a private header of layer %s"
+                                    % (where, layer, target, first))
+            elif quote == '"' and first in ("support", "unit") and not in_tests:
+                problems.append("%s: production code includes test header %s" % (where, target))
+            for prefix, layers in EXTERNAL_HEADERS.items():
+                if target.startswith(prefix) and layer not in layers:
+                    problems.append("%s: layer %s includes <%s>, which only %s may use"
+                                    % (where, layer, target, ", ".join(sorted(layers))))
+    return problems
+
+
+def namespace_violations(root, layer, path):
+    if layer == MAIN:
+        return []
+    problems = []
+    with open(path, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, 1):
+            match = NAMESPACE.match(line)
+            if not match:
+                continue
+            name = match.group(1)
+            if not name.startswith("rail"):
+                continue
+            parts = name.split("::")
+            # Its own namespace, or a lower layer's for a forward declaration.
+            if len(parts) < 2 or parts[1] not in allowed(layer):
+                problems.append("%s:%d: namespace %s in layer %s (expected rail::%s)"
+                                % (os.path.relpath(path, root), number, name, layer, layer))
+    return problems
+
+
+def link_violations(root, cmake_path):
+    """Every target_link_libraries of a layer library or unit test binary in one CMake file."""
+    if not os.path.exists(cmake_path):
+        return []
+    with open(cmake_path, encoding="utf-8") as handle:
+        text = re.sub(r"#[^\n]*", "", handle.read())
+    problems = []
+    for target, arguments in LINK.findall(text):
+        if target.startswith("rail_") and target[5:] in LAYERS:
+            layer = target[5:]
+        elif target == "rail_exporter":
+            layer = MAIN
+        elif target == "${layer}_tests":
+            layer = None  # the unit test loop: checked below
+        else:
+            continue
+        for word in arguments.split():
+            if word in ("PUBLIC", "PRIVATE", "INTERFACE"):
+                continue
+            where = "%s: target_link_libraries(%s)" % (os.path.relpath(cmake_path, root), target)
+            if layer is None:
+                if word.startswith("rail_") and word != "rail_${layer}":
+                    problems.append("%s links %s: a unit test binary links its own layer only"
+                                    % (where, word))
+                continue
+            if word.startswith("rail_") and word[5:] in LAYERS and word[5:] not in allowed(layer):
+                problems.append("%s: %s links %s (layer %s comes after it)"
+                                % (where, target, word, word[5:]))
+            for prefix, layers in EXTERNAL_LIBRARIES.items():
+                if word.startswith(prefix) and layer not in layers:
+                    problems.append("%s: %s links %s, which only %s may link"
+                                    % (where, target, word, ", ".join(sorted(layers))))
+    return problems
+
+
+def violations(root):
+    problems = []
+    for layer, path in source_files(root):
+        problems += include_violations(root, layer, path)
+        if os.path.join(root, "tests") + os.sep not in path:
+            problems += namespace_violations(root, layer, path)
+    problems += link_violations(root, os.path.join(root, "src", "CMakeLists.txt"))
+    problems += link_violations(root, os.path.join(root, "tests", "CMakeLists.txt"))
+    return problems
+
+
+def write(path, text):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(text)
+
+
+class LayeringTest(unittest.TestCase):
+    root = None
+
+    def test_the_tree_keeps_to_the_layer_order(self):
+        problems = violations(self.root)
+        self.assertEqual(problems, [], "\n" + "\n".join(problems))
+
+    def test_every_layer_folder_is_known(self):
+        for top in ("src", os.path.join("include", "rail"), os.path.join("tests", "unit")):
+            folder = os.path.join(self.root, top)
+            for name in sorted(os.listdir(folder)):
+                if os.path.isdir(os.path.join(folder, name)) and name != "tls_compat":
+                    self.assertIn(name, LAYERS, "%s/%s is not a layer" % (top, name))
+
+    def test_checker_finds_each_kind_of_forbidden_edge(self):
+        # The checker itself, on a small tree with one edge of each kind it must refuse.
+        with tempfile.TemporaryDirectory() as tree:
+            write(os.path.join(tree, "src", "sysfs", "a.cc"),
+                  '#include "rail/health/checks.h"\n#include "collectors/families.h"\n'
+                  '#include <ucp/api/ucp.h>\nnamespace rail::health {\n}\n')
+            write(os.path.join(tree, "src", "peer", "b.cc"),
+                  '#include "rail/base/clock.h"\n#include "peer/private.h"\n'
+                  'namespace rail::peer {\n}\n')
+            write(os.path.join(tree, "src", "CMakeLists.txt"),
+                  "target_link_libraries(rail_inventory PUBLIC rail_web)\n"
+                  "target_link_libraries(rail_health PRIVATE ucx::ucp)\n"
+                  "target_link_libraries(rail_probe PRIVATE ucx::ucp rail_peer)\n")
+            write(os.path.join(tree, "tests", "CMakeLists.txt"),
+                  "target_link_libraries(${layer}_tests PRIVATE rail_${layer} rail_agent)\n")
+            problems = "\n".join(violations(tree))
+        self.assertIn("layer sysfs includes rail/health/checks.h", problems)
+        self.assertIn("private header of layer collectors", problems)
+        self.assertIn("<ucp/api/ucp.h>", problems)
+        self.assertIn("namespace rail::health in layer sysfs", problems)
+        self.assertIn("rail_inventory links rail_web", problems)
+        self.assertIn("rail_health links ucx::ucp", problems)
+        self.assertIn("links rail_agent: a unit test binary links its own layer only", problems)
+        self.assertNotIn("src/peer/b.cc", problems, "allowed edges are not reported")
+        self.assertNotIn("rail_probe links", problems, "allowed links are not reported")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--root", default=os.path.join(os.path.dirname(__file__), "..", ".."))
+    parser.add_argument("--check-only", action="store_true")
+    args, rest = parser.parse_known_args()
+    root = os.path.abspath(args.root)
+    if args.check_only:
+        problems = violations(root)
+        print("\n".join(problems) or "layering: no violation")
+        return 1 if problems else 0
+    LayeringTest.root = root
+    return 0 if unittest.main(argv=[sys.argv[0]] + rest, exit=False).result.wasSuccessful() else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
