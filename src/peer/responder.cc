@@ -1,5 +1,7 @@
 #include "rail/peer/responder.h"
 
+#include "rail/base/log.h"
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -140,23 +142,17 @@ struct Responder::Impl {
   std::mutex sessions_mutex;
   std::list<SessionThread> sessions;
   // Refusals at accept are logged at most once per kRefusalLogInterval: a flood must not flood
-  // the log too. Only the accept thread touches these.
-  std::chrono::steady_clock::time_point next_refusal_log{};
-  std::uint64_t unlogged_refusals = 0;
+  // the log too.
+  base::RateLimitedLog refusal_log{kRefusalLogInterval};
 };
 
 void Responder::Impl::LogRefusal(const std::string& reason, const std::string& address) {
-  const auto now = std::chrono::steady_clock::now();
-  if (now < next_refusal_log) {
-    ++unlogged_refusals;
-    return;
-  }
+  std::uint64_t suppressed = 0;
+  if (!refusal_log.Admit(&suppressed)) return;
   spdlog::warn(
       "responder: refused a connection from {} at accept ({}); {} other refusal(s) since the "
       "last report",
-      address, reason, unlogged_refusals);
-  unlogged_refusals = 0;
-  next_refusal_log = now + kRefusalLogInterval;
+      address, reason, suppressed);
 }
 
 void Responder::Impl::AcceptLoop() {

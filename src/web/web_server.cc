@@ -12,6 +12,7 @@
 #include <regex>
 
 #include "basic_auth.h"
+#include "rail/base/log.h"
 #include "rail/web/web_server.h"
 #include "rail/web/web_config.h"
 #include "tls_context.h"
@@ -51,33 +52,7 @@ int LogMessage(const mg_connection*, const char* message) {
 }
 
 // One warning per failure burst: a client hammering wrong passwords must not flood the log.
-class AuthFailureLog {
- public:
-  void Record(const char* remote, const std::string& user, const char* reason) {
-    const auto now = std::chrono::steady_clock::now();
-    std::uint64_t suppressed = 0;
-    {
-      std::lock_guard lock(mutex_);
-      if (now < next_report_) {
-        ++suppressed_;
-        return;
-      }
-      suppressed = std::exchange(suppressed_, 0);
-      next_report_ = now + std::chrono::seconds(10);
-    }
-    spdlog::warn(
-        "web: authentication failed from {} (user \"{}\": {}); {} more failure(s) not logged "
-        "since the last report",
-        remote, user, reason, suppressed);
-  }
-
- private:
-  std::mutex mutex_;
-  std::chrono::steady_clock::time_point next_report_{};
-  std::uint64_t suppressed_ = 0;
-};
-
-AuthFailureLog auth_failure_log;
+base::RateLimitedLog auth_failure_log(std::chrono::seconds(10));
 
 // true when the request may go on; otherwise it has been answered 401.
 bool Authorize(mg_connection* connection, const ServerState& state) {
@@ -97,7 +72,12 @@ bool Authorize(mg_connection* connection, const ServerState& state) {
     state.invalid_credentials->Increment();
   }
   const mg_request_info* request = mg_get_request_info(connection);
-  auth_failure_log.Record(request->remote_addr, user, reason);
+  if (std::uint64_t suppressed = 0; auth_failure_log.Admit(&suppressed)) {
+    spdlog::warn(
+        "web: authentication failed from {} (user \"{}\": {}); {} more failure(s) not logged "
+        "since the last report",
+        request->remote_addr, user, reason, suppressed);
+  }
   static constexpr char kBody[] = "Unauthorized\n";
   mg_printf(connection,
             "HTTP/1.1 401 Unauthorized\r\n"
