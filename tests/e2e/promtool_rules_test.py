@@ -41,8 +41,6 @@ def load_yaml(path):
         return yaml.safe_load(handle)
 
 
-# --- Tests ------------------------------------------------------------------------------------------
-
 def run_promtool(*args, cwd=None):
     if not (os.path.isfile(PROMTOOL) and os.access(PROMTOOL, os.X_OK)):
         raise AssertionError("%s is not installed (Debian package prometheus; scripts/install-deps "
