@@ -16,31 +16,17 @@ lab test runs, a thread scrapes A every half second; every scrape must answer 20
 import glob
 import os
 import re
-import shutil
-import subprocess
-import sys
-import tempfile
 import threading
 import time
-import unittest
 
 import harness
-import lab_probe_test as labkit
+import lab
+from lab import find, all_ones
 
-LAB = os.path.join(harness.REPO, "scripts", "lab")
 PREFIX = os.environ.get("RAIL_LAB_PREFIX", "rlfault")
-NS_A, NS_B = PREFIX + "-a", PREFIX + "-b"
-PEER_B = "10.200.0.2:9841"
-PEER_A = "10.200.0.1:9841"
-RAILS = labkit.RAILS
-OTHER_VERSION_BINARY = None  # --other-version-binary
+PEER_B = lab.peer_address("b")
+PEER_A = lab.peer_address("a")
 WAIT = 60.0  # seconds for any awaited state of a lab agent
-
-
-def lab(*args):
-    env = dict(os.environ, LAB_PREFIX=PREFIX)
-    return subprocess.run([LAB] + list(args), env=env, capture_output=True, text=True,
-                          timeout=60, check=True)
 
 
 def libfaketime():
@@ -74,10 +60,6 @@ class Scraper(threading.Thread):
         self.join(timeout=30)
 
 
-def find(samples, name, **labels):
-    return labkit.find(samples, name, **labels)
-
-
 def errors_by_reason(samples, kind, rail=None):
     """{reason: count} of rail_probe_errors_total for one kind (and rail)."""
     reasons = {}
@@ -90,76 +72,28 @@ def errors_by_reason(samples, kind, rail=None):
     return reasons
 
 
-@unittest.skipUnless(os.geteuid() == 0, "needs root for network namespaces (scripts/lab)")
-class LabFaultsTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        # tearDownClass does not run when setUpClass fails: clean up here then.
-        try:
-            cls._set_up()
-        except unittest.SkipTest:
-            raise
-        except BaseException:
-            cls.tearDownClass()
-            raise
+class LabFaultsTest(lab.LabTestCase):
+    LAB_PREFIX = PREFIX
+    TMP_PREFIX = "rail-faults-"
 
     @classmethod
-    def _set_up(cls):
-        if shutil.which("ip") is None or shutil.which("curl") is None:
-            raise unittest.SkipTest("needs iproute2 and curl")
-        cls.tmp = tempfile.mkdtemp(prefix="rail-faults-")
-        cls.agents = []
-        lab("down")
-        lab("up")
-        cls.secret = cls.write("secret", "lab-shared-secret\n", 0o600)
-        rails_b = "".join("  - {name: %s, netdev: %s}\n" % (rail, b)
-                          for rail, (_, b) in RAILS.items())
-        cls.rails_a = "".join("  - {name: %s, netdev: %s}\n" % (rail, a)
-                              for rail, (a, _) in RAILS.items())
-        cls.config_b = cls.write("b.yaml", "rails:\n" + rails_b + (
-            "responder:\n  listen_address: ':9841'\n  secret_file: %s\n" % cls.secret))
-        cls.agent_b = cls.start(NS_B, ["--config.file=" + cls.config_b])
-
-    @classmethod
-    def tearDownClass(cls):
-        for agent in getattr(cls, "agents", []):
-            agent.stop()
-        try:
-            lab("down")
-        finally:
-            if getattr(cls, "tmp", None):
-                shutil.rmtree(cls.tmp, ignore_errors=True)
-
-    @classmethod
-    def write(cls, name, text, mode=0o644):
-        path = os.path.join(cls.tmp, name)
-        with open(path, "w") as handle:
-            handle.write(text)
-        os.chmod(path, mode)
-        return path
-
-    @classmethod
-    def start(cls, ns, args, binary=None, env=()):
-        agent = LabAgent(ns, args, binary=binary, env=env)
-        cls.agents.append(agent)
-        return agent
+    def set_up_lab(cls):
+        cls.secret = cls.lab.secret("secret", "lab-shared-secret\n")
+        cls.config_b = cls.lab.config("b.yaml", "b", secret=cls.secret)
+        cls.agent_b = cls.lab.start_agent("b", ["--config.file=" + cls.config_b])
 
     def restart_b(self, binary=None, env=(), config=None):
         self.agent_b.stop()
-        type(self).agent_b = self.start(NS_B, ["--config.file=" + (config or self.config_b)],
-                                        binary=binary, env=env)
+        type(self).agent_b = self.lab.start_agent(
+            "b", ["--config.file=" + (config or self.config_b)], binary=binary, env=env)
 
     def config_a(self, name, probes):
         """A's configuration with these probe lines (jitter 0: the first run starts at once)."""
-        return self.write(name, "rails:\n" + self.rails_a + (
-            "responder:\n  listen_address: ':9841'\n  secret_file: %s\n"
-            "peers:\n  - {name: b, address: '%s'}\n"
-            "budget: {max_bulk_time_fraction_per_rail: 0.5, max_bytes_per_hour: 100000000000000}\n"
-            "probes:\n" % (self.secret, PEER_B)) + probes)
+        return self.lab.config(name, "a", secret=self.secret, peers={"b": PEER_B}, probes=probes)
 
     def start_a(self, name, probes):
         """Agent A with these probes, and a Scraper on it that the test's cleanup checks."""
-        agent = self.start(NS_A, ["--config.file=" + self.config_a(name, probes)])
+        agent = self.lab.start_agent("a", ["--config.file=" + self.config_a(name, probes)])
         scraper = Scraper(agent)
         scraper.start()
 
@@ -180,14 +114,9 @@ class LabFaultsTest(unittest.TestCase):
 
     def wait_for(self, agent, what, predicate, timeout=WAIT):
         """Polls agent's samples until predicate(samples) is truthy; returns its value."""
-        deadline = time.monotonic() + timeout
-        samples = []
-        while time.monotonic() < deadline:
-            samples = agent.samples()
-            value = predicate(samples)
-            if value:
-                return value
-            time.sleep(0.5)
+        value, samples = agent.wait_for(predicate, timeout, 0.5)
+        if value:
+            return value
         self.fail("%s: not within %.0f s; probe series:\n%s" % (what, timeout, "\n".join(
             "%s %s %s" % sample for sample in samples if sample[0].startswith(("rail_probe_s",
                                                                                  "rail_probe_e",
@@ -197,14 +126,14 @@ class LabFaultsTest(unittest.TestCase):
         """Every series of kind on rail last ran after `since` (wall clock) and succeeded."""
         last = find(samples, "rail_probe_last_run_timestamp_seconds", kind=kind, rail=rail)
         ok = find(samples, "rail_probe_success", kind=kind, rail=rail)
-        return bool(last) and min(last) > since and labkit.all_ones(ok)
+        return bool(last) and min(last) > since and all_ones(ok)
 
     def wait_for_traffic(self, netdevs, min_bytes=20_000_000, timeout=20.0):
         """Waits until each of A's netdevs sent min_bytes more than when called."""
-        before = {dev: labkit.tx_bytes(NS_A, dev) for dev in netdevs}
+        before = {dev: self.lab.tx_bytes("a", dev) for dev in netdevs}
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            moved = {dev: labkit.tx_bytes(NS_A, dev) - before[dev] for dev in netdevs}
+            moved = {dev: self.lab.tx_bytes("a", dev) - before[dev] for dev in netdevs}
             if all(value >= min_bytes for value in moved.values()):
                 return moved
             time.sleep(0.1)
@@ -253,7 +182,7 @@ class LabFaultsTest(unittest.TestCase):
             "  - {kind: ucx_rtt, rails: [rail1], duration: 1s, timeout: 3s, interval: 5s,"
             " jitter: 0}\n"))
         self.wait_for_traffic(["ra1"])
-        labkit.in_ns(NS_A, ["ip", "link", "set", "ra1", "down"])
+        self.lab.exec("a", ["ip", "link", "set", "ra1", "down"])
         down_at = time.time()
         try:
             # The transfer the link went down under: it fails, or it reports what it moved over
@@ -277,7 +206,7 @@ class LabFaultsTest(unittest.TestCase):
             print("link down: tcp_throughput %s, ucx_rtt %s" % (reasons, rtt))
             self.assert_failure_logged(agent_a, "tcp_throughput", list(reasons))
         finally:
-            labkit.in_ns(NS_A, ["ip", "link", "set", "ra1", "up"])
+            self.lab.exec("a", ["ip", "link", "set", "ra1", "up"])
         up_at = time.time()
         self.wait_for(agent_a, "rail1 probes succeed again after the link came up",
                       lambda s: self.succeeded_since(s, "tcp_throughput", "rail1", up_at)
@@ -295,7 +224,7 @@ class LabFaultsTest(unittest.TestCase):
         self.wait_for(agent_a, "rail1 probes succeed",
                       lambda s: self.succeeded_since(s, "tcp_rtt", "rail1", started)
                       and self.succeeded_since(s, "ucx_rtt", "rail1", started))
-        lab("rail-del", "1")
+        self.lab.rail_del(1)
         try:
             self.wait_for(agent_a, "rail1 absent",
                           lambda s: find(s, "rail_present", rail="rail1") == [0.0])
@@ -314,7 +243,7 @@ class LabFaultsTest(unittest.TestCase):
             self.assert_failure_logged(agent_a, "tcp_rtt", list(tcp))
             self.assert_failure_logged(agent_a, "ucx_rtt", list(ucx))
         finally:
-            lab("rail-add", "1")
+            self.lab.rail_add(1)
         added = time.time()
         self.wait_for(agent_a, "rail1 present and probed again",
                       lambda s: find(s, "rail_present", rail="rail1") == [1.0]
@@ -322,7 +251,8 @@ class LabFaultsTest(unittest.TestCase):
                       and self.succeeded_since(s, "ucx_rtt", "rail1", added))
 
     def test_peer_of_another_version(self):
-        if not OTHER_VERSION_BINARY or not os.access(OTHER_VERSION_BINARY, os.X_OK):
+        other_version_binary = harness.OPTIONS.get("other-version-binary")
+        if not other_version_binary or not os.access(other_version_binary, os.X_OK):
             self.fail("--other-version-binary (the rail_exporter_other_version target) missing")
         other = harness.run_to_exit(["--version"]).stdout
         print("this build: %s" % other.strip())
@@ -331,7 +261,7 @@ class LabFaultsTest(unittest.TestCase):
             " jitter: 0}\n"))
         self.wait_for(agent_a, "versions match first",
                       lambda s: find(s, "rail_peer_version_mismatch", peer="b") == [0.0])
-        self.restart_b(binary=OTHER_VERSION_BINARY)
+        self.restart_b(binary=other_version_binary)
         try:
             mismatch = self.wait_for(
                 agent_a, "rail_peer_version_mismatch 1",
@@ -359,13 +289,11 @@ class LabFaultsTest(unittest.TestCase):
         if preload is None:
             self.fail("libfaketime is not installed (scripts/install-deps installs faketime)")
         # B probes A too, so that B's own results carry B's wall clock (finished_at).
-        with open(self.config_b) as handle:
-            config_b_text = handle.read()
-        config_b = self.write("b-probing.yaml", config_b_text + (
-            "peers:\n  - {name: a, address: '%s'}\n"
-            "probes:\n  - {kind: tcp_rtt, rails: [rail0], duration: 1s, timeout: 3s,"
-            " interval: 4s, jitter: 0}\n" % PEER_A))
-        clock = self.write("faketime", "+0\n")
+        config_b = self.lab.config("b-probing.yaml", "b", secret=self.secret,
+                                   peers={"a": PEER_A}, budget=None, probes=(
+                                       "  - {kind: tcp_rtt, rails: [rail0], duration: 1s,"
+                                       " timeout: 3s, interval: 4s, jitter: 0}\n"))
+        clock = self.lab.write("faketime", "+0\n")
         # The wall clock only, re-read every second: an NTP step while B runs. The monotonic
         # clock, which every deadline uses, never steps.
         env = {"LD_PRELOAD": preload, "FAKETIME_TIMESTAMP_FILE": clock,
@@ -396,7 +324,7 @@ class LabFaultsTest(unittest.TestCase):
             self.wait_for(self.agent_b, "B's clock at %s" % step,
                           lambda s: b_clock_offset(s) is not None
                           and abs(b_clock_offset(s) - offset) < 30
-                          and labkit.all_ones(find(s, "rail_probe_success", kind="tcp_rtt")))
+                          and all_ones(find(s, "rail_probe_success", kind="tcp_rtt")))
             # ...and both directions keep working: no refusal, no failure.
             self.wait_for(agent_a, "A's probes of B succeed with B at %s" % step,
                           lambda s: self.succeeded_since(s, "tcp_rtt", "rail0", stepped)
@@ -414,32 +342,5 @@ class LabFaultsTest(unittest.TestCase):
                          "no probe failed in either direction while B's clock stepped")
 
 
-class LabAgent(labkit.LabAgent):
-    """labkit.LabAgent with another binary or extra environment (through env(1))."""
-
-    def __init__(self, ns, args, binary=None, env=()):
-        self.ns = ns
-        prefix = ["env"] + ["%s=%s" % item for item in dict(env).items()] if env else []
-        harness._Process.__init__(
-            self, ["ip", "netns", "exec", ns] + prefix + [binary or harness.BINARY] +
-            list(args) + ["--web.listen-address=127.0.0.1:0"], "rail_exporter@" + ns)
-        try:
-            self.port = int(self.wait_for_line(r"listening on port\(s\) (\d+)").group(1))
-        except BaseException:
-            self.stop()
-            raise
-
-
-def main():
-    global OTHER_VERSION_BINARY
-    args = sys.argv[1:]
-    if "--other-version-binary" in args:
-        index = args.index("--other-version-binary")
-        OTHER_VERSION_BINARY = os.path.abspath(args[index + 1])
-        del args[index:index + 2]
-    sys.argv = sys.argv[:1] + args
-    harness.main()
-
-
 if __name__ == "__main__":
-    main()
+    harness.main(path_options=["--other-version-binary"])

@@ -35,15 +35,29 @@ BINARY = os.environ.get("RAIL_EXPORTER_BINARY",
 FIXTURES = os.environ.get("RAIL_FIXTURES", os.path.join(REPO, "tests", "fixtures"))
 
 
-def main():
-    """unittest.main() after taking --binary/--fixtures off the command line."""
+# A test's own path options (main(path_options=...)), absolute, by name without the dashes:
+# main(["--summary"]) and `--summary x.md` give OPTIONS["summary"]; absent when not given.
+OPTIONS = {}
+
+# The line every rail_exporter logs once its HTTP port is bound; group 1 is the port.
+LISTENING = r"listening on port\(s\) (\d+)"
+
+
+def main(path_options=()):
+    """unittest.main() after taking --binary/--fixtures (and path_options) off the command line."""
     global BINARY, FIXTURES
     parser = argparse.ArgumentParser(add_help=False)
     parser.add_argument("--binary", default=BINARY)
     parser.add_argument("--fixtures", default=FIXTURES)
+    for option in path_options:
+        parser.add_argument(option, dest=option.lstrip("-"))
     args, rest = parser.parse_known_args(sys.argv[1:])
     BINARY = os.path.abspath(args.binary)
     FIXTURES = os.path.abspath(args.fixtures)
+    for option in path_options:
+        value = getattr(args, option.lstrip("-"))
+        if value:
+            OPTIONS[option.lstrip("-")] = os.path.abspath(value)
     unittest.main(argv=[sys.argv[0]] + rest, verbosity=2)
 
 
@@ -160,6 +174,22 @@ class _Process:
     def alive(self):
         return self.proc.poll() is None
 
+    def wait_http(self, url, timeout=STARTUP_TIMEOUT, interval=0.05):
+        """Polls GET url until it answers 200; raises when the process exits or on timeout."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                if http_get(url, timeout=2)[0] == 200:
+                    return
+            except OSError:
+                pass
+            if not self.alive():
+                raise RuntimeError("%s exited:\n%s" % (self.name, self.stderr_text()))
+            if time.monotonic() > deadline:
+                raise TimeoutError("%s did not answer %s with 200 within %.0fs:\n%s" % (
+                    self.name, url, timeout, self.stderr_text()))
+            time.sleep(interval)
+
     def stop(self):
         """SIGTERM, then SIGKILL after STOP_TIMEOUT; returns the exit code. Idempotent."""
         if self.proc.poll() is None:
@@ -190,7 +220,7 @@ class RailExporter(_Process):
             argv.append("--web.listen-address=127.0.0.1:0")
         super().__init__(argv, "rail_exporter")
         try:
-            match = self.wait_for_line(r"listening on port\(s\) (\d+)")
+            match = self.wait_for_line(LISTENING)
         except BaseException:
             self.stop()
             raise
@@ -219,27 +249,12 @@ class NodeExporter(_Process):
                              ["--web.listen-address=127.0.0.1:%d" % self.port], "node_exporter")
             try:
                 self.wait_for_line(r'msg="Listening on"')
-                self._wait_http()
+                self.wait_http(self.base_url + "/")
                 return
             except (RuntimeError, TimeoutError) as error:
                 last_error = error
                 self.stop()
         raise last_error
-
-    def _wait_http(self):
-        deadline = time.monotonic() + STARTUP_TIMEOUT
-        while True:
-            try:
-                status, _, _ = http_get(self.base_url + "/", timeout=2)
-                if status == 200:
-                    return
-            except OSError:
-                pass
-            if not self.alive():
-                raise RuntimeError("node_exporter exited:\n" + self.stderr_text())
-            if time.monotonic() > deadline:
-                raise TimeoutError("node_exporter did not answer HTTP:\n" + self.stderr_text())
-            time.sleep(0.05)
 
     def scrape(self):
         status, body, _ = http_get(self.base_url + "/metrics")

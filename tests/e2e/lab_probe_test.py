@@ -16,97 +16,29 @@ counted.
 
 import json
 import os
-import re
-import shutil
 import statistics
 import subprocess
-import tempfile
-import time
-import unittest
 
 import harness
+import lab
+from lab import find, all_ones
 
-LAB = os.path.join(harness.REPO, "scripts", "lab")
 PREFIX = os.environ.get("RAIL_LAB_PREFIX", "rle2e")
-NS_A, NS_B = PREFIX + "-a", PREFIX + "-b"
-PEER_B = "10.200.0.2:9841"
-RAILS = {"rail0": ("ra0", "rb0"), "rail1": ("ra1", "rb1")}
+PEER_B = lab.peer_address("b")
+RAILS = lab.RAILS
 UCX_KINDS = ("ucx_throughput", "ucx_rtt")
 SINGLE_RAIL_KINDS = ("ucx_throughput", "ucx_rtt", "tcp_throughput", "tcp_rtt")
 SCHEDULE_TIMEOUT = 90.0  # seconds for every scheduled job to have run once
 
 
-def lab(*args):
-    env = dict(os.environ, LAB_PREFIX=PREFIX)
-    return subprocess.run([LAB] + list(args), env=env, capture_output=True, text=True,
-                          timeout=60, check=True)
+class LabProbeTest(lab.LabTestCase):
+    LAB_PREFIX = PREFIX
 
-
-def in_ns(ns, argv, timeout=60, check=True):
-    return subprocess.run(["ip", "netns", "exec", ns] + list(argv), capture_output=True,
-                          text=True, timeout=timeout, check=check, stdin=subprocess.DEVNULL)
-
-
-def tx_bytes(ns, netdev):
-    return int(in_ns(ns, ["cat", "/sys/class/net/%s/statistics/tx_bytes" % netdev]).stdout)
-
-
-class LabAgent(harness._Process):
-    """rail_exporter inside a namespace; scraped through curl in the same namespace."""
-
-    def __init__(self, ns, args):
-        self.ns = ns
-        super().__init__(["ip", "netns", "exec", ns, harness.BINARY] + list(args) +
-                         ["--web.listen-address=127.0.0.1:0"], "rail_exporter@" + ns)
-        try:
-            self.port = int(self.wait_for_line(r"listening on port\(s\) (\d+)").group(1))
-        except BaseException:
-            self.stop()
-            raise
-
-    def scrape(self):
-        result = in_ns(self.ns, ["curl", "-sf", "--max-time", "10",
-                                 "http://127.0.0.1:%d/metrics" % self.port], check=False)
-        if result.returncode != 0:
-            raise AssertionError("scrape of %s failed: curl exit %d" % (self.ns,
-                                                                       result.returncode))
-        return result.stdout
-
-    def samples(self):
-        """[(name, labels, value)] of a scrape."""
-        return [(name, dict(labels), value)
-                for name, series in harness.parse_samples(self.scrape()).items()
-                for labels, value in series.items()]
-
-
-def find(samples, name, **labels):
-    return [value for sample_name, sample_labels, value in samples
-            if sample_name == name and all(sample_labels.get(k) == v for k, v in labels.items())]
-
-
-def all_ones(values):
-    """At least one series, every one of them 1."""
-    return bool(values) and all(value == 1.0 for value in values)
-
-
-@unittest.skipUnless(os.geteuid() == 0, "needs root for network namespaces (scripts/lab)")
-class LabProbeTest(unittest.TestCase):
     @classmethod
-    def setUpClass(cls):
-        if shutil.which("ip") is None or shutil.which("curl") is None:
-            raise unittest.SkipTest("needs iproute2 and curl")
-        cls.tmp = tempfile.mkdtemp(prefix="rail-lab-")
-        cls.agents = []
-        lab("down")
-        lab("up")
-        cls.secret = cls.write("secret", "lab-shared-secret\n", 0o600)
-        cls.wrong_secret = cls.write("wrong", "not-the-secret\n", 0o600)
-        rails_b = "".join("  - {name: %s, netdev: %s}\n" % (rail, b)
-                          for rail, (_, b) in RAILS.items())
-        rails_a = "".join("  - {name: %s, netdev: %s}\n" % (rail, a)
-                          for rail, (a, _) in RAILS.items())
-        cls.config_b = cls.write("b.yaml", "rails:\n" + rails_b + (
-            "responder:\n  listen_address: ':9841'\n  secret_file: %s\n" % cls.secret))
+    def set_up_lab(cls):
+        cls.secret = cls.lab.secret("secret", "lab-shared-secret\n")
+        cls.wrong_secret = cls.lab.secret("wrong", "not-the-secret\n")
+        cls.config_b = cls.lab.config("b.yaml", "b", secret=cls.secret)
         # Short runs and intervals that still fit the bulk budget (each bulk job's timeout over
         # its interval, summed per rail, stays under max_bulk_time_fraction_per_rail).
         probes = (
@@ -117,35 +49,9 @@ class LabProbeTest(unittest.TestCase):
             " interval: 60s}\n"
             "  - {kind: tcp_throughput, streams: 2, duration: 1s, timeout: 5s, interval: 60s}\n"
             "  - {kind: tcp_rtt, duration: 1s, timeout: 5s, interval: 10s}\n")
-        cls.config_a = cls.write("a.yaml", "rails:\n" + rails_a + (
-            "responder:\n  listen_address: ':9841'\n  secret_file: %s\n"
-            "peers:\n  - {name: b, address: '%s'}\n"
-            "budget: {max_bulk_time_fraction_per_rail: 0.5, max_bytes_per_hour: 100000000000000}\n"
-            "probes:\n" % (cls.secret, PEER_B)) + probes)
-        cls.agent_b = cls.start(NS_B, ["--config.file=" + cls.config_b])
-
-    @classmethod
-    def tearDownClass(cls):
-        for agent in getattr(cls, "agents", []):
-            agent.stop()
-        try:
-            lab("down")
-        finally:
-            shutil.rmtree(cls.tmp, ignore_errors=True)
-
-    @classmethod
-    def write(cls, name, text, mode=0o644):
-        path = os.path.join(cls.tmp, name)
-        with open(path, "w") as handle:
-            handle.write(text)
-        os.chmod(path, mode)
-        return path
-
-    @classmethod
-    def start(cls, ns, args):
-        agent = LabAgent(ns, args)
-        cls.agents.append(agent)
-        return agent
+        cls.config_a = cls.lab.config("a.yaml", "a", secret=cls.secret, peers={"b": PEER_B},
+                                      probes=probes)
+        cls.agent_b = cls.lab.start_agent("b", ["--config.file=" + cls.config_b])
 
     def probe(self, kind, rails=(), extra=(), secret=None):
         argv = [harness.BINARY, "probe", "--peer", PEER_B, "--kind", kind, "--output", "json",
@@ -154,7 +60,7 @@ class LabProbeTest(unittest.TestCase):
             argv += ["--rail", rail]
         if secret:
             argv += ["--peer.secret-file", secret]
-        result = in_ns(NS_A, argv, timeout=120, check=False)
+        result = self.lab.exec("a", argv, timeout=120, check=False)
         if result.returncode == 2:
             self.fail("probe %s: bad invocation: %s" % (kind, result.stderr))
         return result, (json.loads(result.stdout) if result.stdout.strip() else [])
@@ -168,24 +74,21 @@ class LabProbeTest(unittest.TestCase):
     # -- scheduled probes between two agents ------------------------------------------------
 
     def test_1_scheduled_probes_succeed_over_tcp(self):
-        agent_a = self.start(NS_A, ["--config.file=" + self.config_a])
+        agent_a = self.lab.start_agent("a", ["--config.file=" + self.config_a])
+
+        def missing(samples):
+            # One series per message size: ucx_rtt runs 8 B and 4 KiB by default.
+            single = [(kind, rail) for kind in SINGLE_RAIL_KINDS for rail in RAILS
+                      if not all_ones(find(samples, "rail_probe_success", kind=kind, rail=rail))]
+            multi = [(kind, "rail0+rail1")
+                     for kind in ("multirail_capacity", "ucx_multirail_throughput")
+                     if not all_ones(find(samples, "rail_probe_success", kind=kind))]
+            return single + multi
         try:
-            deadline = time.monotonic() + SCHEDULE_TIMEOUT
-            missing = None
-            while time.monotonic() < deadline:
-                samples = agent_a.samples()
-                # One series per message size: ucx_rtt runs 8 B and 4 KiB by default.
-                missing = [(kind, rail) for kind in SINGLE_RAIL_KINDS for rail in RAILS
-                           if not all_ones(find(samples, "rail_probe_success", kind=kind,
-                                                rail=rail))]
-                missing += [(kind, "rail0+rail1") for kind in
-                            ("multirail_capacity", "ucx_multirail_throughput")
-                            if not all_ones(find(samples, "rail_probe_success", kind=kind))]
-                if not missing:
-                    break
-                time.sleep(2)
-            self.assertEqual(missing, [], "probes without a successful run:\n%s" % "\n".join(
-                l for l in agent_a.scrape().splitlines() if l.startswith("rail_probe_")))
+            _, samples = agent_a.wait_for(lambda s: not missing(s), SCHEDULE_TIMEOUT, 2)
+            self.assertEqual(missing(samples), [], "probes without a successful run:\n%s" %
+                             "\n".join(l for l in agent_a.scrape().splitlines()
+                                       if l.startswith("rail_probe_")))
 
             samples = agent_a.samples()
             for kind in UCX_KINDS:
@@ -218,9 +121,9 @@ class LabProbeTest(unittest.TestCase):
     # -- one-off probes, no other probe traffic --------------------------------------------
 
     def assert_shares_match_counters(self, kind, extra=()):
-        before = {rail: tx_bytes(NS_A, a) for rail, (a, _) in RAILS.items()}
+        before = {rail: self.lab.tx_bytes("a", a) for rail, (a, _) in RAILS.items()}
         runs = self.probe_ok(kind, extra=list(extra) + ["--duration", "2s"])
-        after = {rail: tx_bytes(NS_A, a) for rail, (a, _) in RAILS.items()}
+        after = {rail: self.lab.tx_bytes("a", a) for rail, (a, _) in RAILS.items()}
         deltas = {rail: after[rail] - before[rail] for rail in RAILS}
         total = sum(deltas.values())
         self.assertGreater(total, 0)
@@ -258,12 +161,12 @@ class LabProbeTest(unittest.TestCase):
 
     def test_4_throttled_rail_shows_on_that_rail_only(self):
         before = {rail: self.median_gbits("tcp_throughput", rail) for rail in RAILS}
-        lab("throttle", "1", "1gbit")
+        self.lab.throttle(1, "1gbit")
         try:
             after = {rail: self.median_gbits("tcp_throughput", rail) for rail in RAILS}
             ucx_rail1 = self.median_gbits("ucx_throughput", "rail1", runs=1)
         finally:
-            lab("unthrottle", "1")
+            self.lab.unthrottle(1)
         print("tcp_throughput Gbit/s before %s, rail 1 throttled %s; ucx rail1 %.3f" % (
             before, after, ucx_rail1))
         self.assertLessEqual(after["rail1"], 1.2)
@@ -285,24 +188,19 @@ class LabProbeTest(unittest.TestCase):
         self.assertGreater(auth_errors(), refused_before)
 
     def test_6_dead_peer_fails_with_a_reason_and_metrics_keep_answering(self):
-        agent_a = self.start(NS_A, ["--config.file=" + self.config_a])
+        agent_a = self.lab.start_agent("a", ["--config.file=" + self.config_a])
         try:
             self.agent_b.stop()
-            deadline = time.monotonic() + 40
-            reasons = []
-            while time.monotonic() < deadline:
-                reasons = [labels["reason"] for name, labels, _ in agent_a.samples()
-                           if name == "rail_probe_errors_total" and labels["kind"] == "tcp_rtt"]
-                if reasons:
-                    break
-                time.sleep(1)
+            reasons, _ = agent_a.wait_for(lambda samples: [
+                labels["reason"] for name, labels, _ in samples
+                if name == "rail_probe_errors_total" and labels["kind"] == "tcp_rtt"], 40)
             self.assertTrue(set(reasons) & {"refused", "timeout", "closed", "unreachable"},
                             "no failure reason for the dead peer: %s" % reasons)
             self.assertTrue(agent_a.alive())
             self.assertIn("rail_exporter_build_info", agent_a.scrape())
         finally:
             agent_a.stop()
-            type(self).agent_b = self.start(NS_B, ["--config.file=" + self.config_b])
+            type(self).agent_b = self.lab.start_agent("b", ["--config.file=" + self.config_b])
 
 
 if __name__ == "__main__":

@@ -15,22 +15,13 @@ agents stayed alive, kept serving /metrics and kept serving probes as responders
 """
 
 import os
-import shutil
-import subprocess
-import tempfile
 import time
-import unittest
 
 import harness
-from lab_probe_test import LabAgent, find
+import lab
+from lab import find
 
-LAB = os.path.join(harness.REPO, "scripts", "lab")
 PREFIX = os.environ.get("RAIL_LAB_PREFIX", "rltmo")
-AGENTS = {
-    # host: (namespace, the other host's responder over rail 0, rail netdevs)
-    "a": (PREFIX + "-a", "10.200.0.2:9841", ("ra0", "ra1")),
-    "b": (PREFIX + "-b", "10.200.0.1:9841", ("rb0", "rb1")),
-}
 # Bulk budget per rail (at most 0.5): (timeout + 1 s per message size) over the shortest jittered
 # interval, for ucx_throughput on the rail and multirail_capacity: 2 x 2.1 s / (9 s x 0.95) = 0.49.
 PROBES = (
@@ -43,52 +34,14 @@ WANTED = {"ucx_throughput": 6, "multirail_capacity": 3}
 WAIT_TIMEOUT = 150.0  # seconds; each kind runs about every 9 s per rail
 
 
-def lab(*args):
-    env = dict(os.environ, LAB_PREFIX=PREFIX)
-    return subprocess.run([LAB] + list(args), env=env, capture_output=True, text=True,
-                          timeout=60, check=True)
-
-
-@unittest.skipUnless(os.geteuid() == 0, "needs root for network namespaces (scripts/lab)")
-class LabUcxTimeoutTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        if shutil.which("ip") is None or shutil.which("curl") is None:
-            raise unittest.SkipTest("needs iproute2 and curl")
-        cls.tmp = tempfile.mkdtemp(prefix="rail-lab-tmo-")
-        cls.agents = {}
-        lab("down")
-        lab("up")
-        secret = os.path.join(cls.tmp, "secret")
-        with open(secret, "w") as handle:
-            handle.write("lab-timeout-secret\n")
-        os.chmod(secret, 0o600)
-        try:
-            for host, (ns, peer, netdevs) in AGENTS.items():
-                rails = "".join("  - {name: rail%d, netdev: %s}\n" % (index, netdev)
-                                for index, netdev in enumerate(netdevs))
-                config = os.path.join(cls.tmp, host + ".yaml")
-                with open(config, "w") as handle:
-                    handle.write(
-                        "rails:\n" + rails +
-                        "responder:\n  listen_address: ':9841'\n  secret_file: %s\n" % secret +
-                        "peers:\n  - {name: peer, address: '%s'}\n" % peer +
-                        "budget: {max_bulk_time_fraction_per_rail: 0.5,"
-                        " max_bytes_per_hour: 100000000000000}\n" +
-                        "probes:\n" + PROBES)
-                cls.agents[host] = LabAgent(ns, ["--config.file=" + config])
-        except BaseException:
-            cls.tearDownClass()
-            raise
+class LabUcxTimeoutTest(lab.LabTestCase):
+    LAB_PREFIX = PREFIX
+    TMP_PREFIX = "rail-lab-tmo-"
 
     @classmethod
-    def tearDownClass(cls):
-        for agent in getattr(cls, "agents", {}).values():
-            agent.stop()
-        try:
-            lab("down")
-        finally:
-            shutil.rmtree(cls.tmp, ignore_errors=True)
+    def set_up_lab(cls):
+        secret = cls.lab.secret("secret", "lab-timeout-secret\n")
+        cls.agents = cls.lab.start_probing_pair(secret, PROBES, peer_name="peer")
 
     def assert_alive(self):
         for host, agent in self.agents.items():
@@ -102,17 +55,16 @@ class LabUcxTimeoutTest(unittest.TestCase):
                 for kind in WANTED}
 
     def test_timed_out_put_runs_leave_both_agents_alive(self):
-        deadline = time.monotonic() + WAIT_TIMEOUT
         seen = {}
-        while True:
+
+        def enough():
             self.assert_alive()
-            seen = {host: self.timeouts(agent) for host, agent in self.agents.items()}
-            if all(seen[host][kind] >= wanted for host in seen for kind, wanted in WANTED.items()):
-                break
-            if time.monotonic() > deadline:
-                self.fail("too few timed-out runs within %.0f s (wanted %s): %s" % (
-                    WAIT_TIMEOUT, WANTED, seen))
-            time.sleep(2)
+            seen.update({host: self.timeouts(agent) for host, agent in self.agents.items()})
+            return all(seen[host][kind] >= wanted for host in seen
+                       for kind, wanted in WANTED.items())
+        if not lab.wait_until(enough, WAIT_TIMEOUT, 2):
+            self.fail("too few timed-out runs within %.0f s (wanted %s): %s" % (
+                WAIT_TIMEOUT, WANTED, seen))
         print("timed-out runs per agent: %s" % seen)
         # The peer dying used to show up a moment after the run that killed it.
         time.sleep(3)

@@ -17,15 +17,13 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 import unittest
 from html.parser import HTMLParser
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
-from lab_probe_test import LabAgent, in_ns  # noqa: E402
+import lab  # noqa: E402
 
-LAB = os.path.join(harness.REPO, "scripts", "lab")
 LAB_PREFIX = os.environ.get("RAIL_LANDING_LAB_PREFIX", "rlland")
 PROBE_WAIT = 120.0  # seconds for every rail to have a successful bulk and ping-pong probe
 
@@ -141,60 +139,38 @@ class LandingPageBrowserTest(unittest.TestCase):
         self.assertEqual(rails_in_metrics, sorted(table.rows))
 
 
-def lab(*args):
-    return subprocess.run([LAB] + list(args), env=dict(os.environ, LAB_PREFIX=LAB_PREFIX),
-                          capture_output=True, text=True, timeout=60, check=True)
-
-
-@unittest.skipUnless(os.geteuid() == 0, "needs root for network namespaces (scripts/lab)")
+@lab.needs_root
 class LandingPageLabTest(unittest.TestCase):
     """Two agents in the lab; the page of host a after it probed host b over both rails."""
 
-    RAILS = {"rail0": ("ra0", "rb0"), "rail1": ("ra1", "rb1")}
+    RAILS = lab.RAILS
 
     def setUp(self):
         harness.require_executable(self, harness.BINARY)
         require_chromium(self)
-        self.tmp = tempfile.mkdtemp(prefix="rail-landing-lab-")
-        self.addCleanup(shutil.rmtree, self.tmp, ignore_errors=True)
-        lab("down")
-        self.addCleanup(lab, "down")
-        lab("up")
-        self.ns_a, self.ns_b = LAB_PREFIX + "-a", LAB_PREFIX + "-b"
-        responder = "responder:\n  listen_address: ':9841'\n"
-        config_b = self.write("b.yml", "rails:\n" + "".join(
-            "  - {name: %s, netdev: %s, transport: tcp}\n" % (rail, b)
-            for rail, (_, b) in self.RAILS.items()) + responder)
-        config_a = self.write("a.yml", "rails:\n" + "".join(
-            "  - {name: %s, netdev: %s, transport: tcp}\n" % (rail, a)
-            for rail, (a, _) in self.RAILS.items()) + responder + (
-            "peers:\n  - {name: b, address: '10.200.0.2:9841'}\n"
-            "budget: {max_bulk_time_fraction_per_rail: 0.5, max_bytes_per_hour: 100000000000000}\n"
-            "probes:\n"
-            "  - {kind: tcp_throughput, duration: 1s, timeout: 3s, interval: 10s}\n"
-            "  - {kind: ucx_rtt, message_sizes: [8], duration: 1s, timeout: 4s, interval: 5s}\n"))
-        for ns, config in ((self.ns_b, config_b), (self.ns_a, config_a)):
-            agent = LabAgent(ns, ["--config.file=" + config, "--peer.insecure"])
-            self.addCleanup(agent.stop)
-        self.agent_a = agent
-
-    def write(self, name, text):
-        path = os.path.join(self.tmp, name)
-        with open(path, "w") as f:
-            f.write(text)
-        return path
+        self.lab = lab.Lab(LAB_PREFIX, tmp_prefix="rail-landing-lab-").up()
+        self.addCleanup(self.lab.down)
+        self.tmp = self.lab.tmp
+        self.ns_a = self.lab.ns_a
+        probes = ("  - {kind: tcp_throughput, duration: 1s, timeout: 3s, interval: 10s}\n"
+                  "  - {kind: ucx_rtt, message_sizes: [8], duration: 1s, timeout: 4s,"
+                  " interval: 5s}\n")
+        config_b = self.lab.config("b.yml", "b", transport="tcp")
+        config_a = self.lab.config("a.yml", "a", transport="tcp",
+                                   peers={"b": lab.peer_address("b")}, probes=probes)
+        self.lab.start_agent("b", ["--config.file=" + config_b, "--peer.insecure"])
+        self.agent_a = self.lab.start_agent("a", ["--config.file=" + config_a, "--peer.insecure"])
 
     def wait_for_probes(self):
         wanted = {(kind, rail) for kind in ("tcp_throughput", "ucx_rtt") for rail in self.RAILS}
-        deadline = time.monotonic() + PROBE_WAIT
-        seen = set()
-        while time.monotonic() < deadline:
-            seen = {(labels.get("kind"), labels.get("rail"))
-                    for name, labels, value in self.agent_a.samples()
+
+        def succeeded(samples):
+            return {(labels.get("kind"), labels.get("rail")) for name, labels, value in samples
                     if name == "rail_probe_success" and value == 1.0}
-            if wanted <= seen:
-                return
-            time.sleep(1)
+        _, samples = self.agent_a.wait_for(lambda s: wanted <= succeeded(s), PROBE_WAIT)
+        seen = succeeded(samples)
+        if wanted <= seen:
+            return
         self.fail("probes that never succeeded within %.0fs: %s\n%s" % (
             PROBE_WAIT, sorted(wanted - seen), self.agent_a.stderr_text()[-3000:]))
 

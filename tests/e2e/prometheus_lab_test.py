@@ -31,28 +31,20 @@ import importlib.util
 import json
 import os
 import re
-import shutil
-import subprocess
-import tempfile
 import time
-import unittest
 import urllib.parse
 
-import harness
-import promtool_rules_test  # its YAML reader: Debian's python3 has no YAML module by default
+import yaml
 
-LAB = os.path.join(harness.REPO, "scripts", "lab")
+import harness
+import lab
+
 RULES = os.path.join(harness.REPO, "deploy", "prometheus", "rail_rules.yml")
 PROMETHEUS = os.environ.get("RAIL_PROMETHEUS", "/usr/bin/prometheus")
 PREFIX = os.environ.get("RAIL_LAB_PREFIX", "rlprom")
 MGMT_NET = os.environ.get("RAIL_LAB_MGMT_NET", "10.210.0")
 JOB = "rail_exporter"  # the job name rail_rules.yml expects
-RESPONDER_PORT = 9841
-HOSTS = {
-    # host: (namespace, management address, rail netdevs, rail 0 address of the host)
-    "a": (PREFIX + "-a", MGMT_NET + ".1", ("ra0", "ra1"), "10.200.0.1"),
-    "b": (PREFIX + "-b", MGMT_NET + ".2", ("rb0", "rb1"), "10.200.0.2"),
-}
+HOSTS = lab.HOSTS  # also the instance label Prometheus gives each host's agent
 # Replaces every alert's `for:` in the test's copy of rail_rules.yml. Longer than two intervals of
 # tcp_throughput (15.3 to 18.7 s) and than one of ucx_throughput (27 to 33 s): a slow run, which
 # the 2-core machine's load can cause on either rail (sibling ratios of 0.55 were seen unthrottled),
@@ -116,27 +108,6 @@ RESOLVE_TIMEOUT = 75.0  # seconds from unthrottling to resolved: the next run of
 POLL = 1.0
 
 
-def lab(*args):
-    env = dict(os.environ, LAB_PREFIX=PREFIX, LAB_MGMT_NET=MGMT_NET)
-    return subprocess.run([LAB] + list(args), env=env, capture_output=True, text=True,
-                          timeout=60, check=True)
-
-
-class Agent(harness._Process):
-    """rail_exporter inside a lab host, listening on the host's management address."""
-
-    def __init__(self, host, config):
-        ns, address = HOSTS[host][0], HOSTS[host][1]
-        super().__init__(["ip", "netns", "exec", ns, harness.BINARY, "--config.file=" + config,
-                          "--web.listen-address=%s:0" % address], "rail_exporter@" + host)
-        try:
-            port = int(self.wait_for_line(r"listening on port\(s\) (\d+)").group(1))
-        except BaseException:
-            self.stop()
-            raise
-        self.target = "%s:%d" % (address, port)
-
-
 class Prometheus(harness._Process):
     """Debian's prometheus on a free 127.0.0.1 port, ready when /-/ready answers 200."""
 
@@ -149,26 +120,12 @@ class Prometheus(harness._Process):
                               "--storage.tsdb.path=" + storage,
                               "--web.listen-address=127.0.0.1:%d" % self.port], "prometheus")
             try:
-                self.wait_ready()
+                self.wait_http(self.base_url + "/-/ready", STARTUP_TIMEOUT, 0.2)
                 return
             except (RuntimeError, TimeoutError) as error:
                 last_error = error
                 self.stop()
         raise last_error
-
-    def wait_ready(self):
-        deadline = time.monotonic() + STARTUP_TIMEOUT
-        while True:
-            try:
-                if harness.http_get(self.base_url + "/-/ready", timeout=2)[0] == 200:
-                    return
-            except OSError:
-                pass
-            if not self.alive():
-                raise RuntimeError("prometheus exited:\n" + self.stderr_text())
-            if time.monotonic() > deadline:
-                raise TimeoutError("prometheus not ready:\n" + self.stderr_text())
-            time.sleep(0.2)
 
     def api(self, path, **params):
         url = self.base_url + "/api/v1/" + path
@@ -228,49 +185,31 @@ def dashboard_expressions():
     return out
 
 
-@unittest.skipUnless(os.geteuid() == 0, "needs root for network namespaces (scripts/lab)")
-class PrometheusLabTest(unittest.TestCase):
+class PrometheusLabTest(lab.LabTestCase):
+    LAB_PREFIX = PREFIX
+    MGMT_NET = MGMT_NET
+    TMP_PREFIX = "rail-prom-lab-"
+    TOOLS = ("ip",)
+
     @classmethod
     def setUpClass(cls):
-        if shutil.which("ip") is None:
-            raise unittest.SkipTest("needs iproute2 (ip)")
         if not os.access(PROMETHEUS, os.X_OK):
             raise AssertionError("%s is not installed (Debian package prometheus; "
                                  "scripts/install-deps installs it)" % PROMETHEUS)
         cls.started = time.monotonic()
-        cls.tmp = tempfile.mkdtemp(prefix="rail-prom-lab-")
-        cls.processes = []
-        try:
-            cls.set_up_lab()
-        except BaseException:
-            cls.tearDownClass()
-            raise
+        super().setUpClass()
 
     @classmethod
     def set_up_lab(cls):
-        lab("down")
-        lab("up")
-        lab("mgmt-up")
-        secret = cls.write("secret", "prometheus-lab-secret\n", 0o600)
-        cls.agents = {}
-        for host, (_, _, netdevs, _) in HOSTS.items():
-            peer = "b" if host == "a" else "a"
-            rails = "".join("  - {name: rail%d, netdev: %s}\n" % (i, netdev)
-                            for i, netdev in enumerate(netdevs))
-            config = cls.write(host + ".yaml", (
-                "rails:\n%s"
-                "responder:\n  listen_address: ':%d'\n  secret_file: %s\n"
-                "peers:\n  - {name: %s, address: '%s:%d'}\n"
-                "budget: {max_bulk_time_fraction_per_rail: 0.5,"
-                " max_bytes_per_hour: 100000000000000}\n"
-                "probes:\n%s") % (rails, RESPONDER_PORT, secret, peer, HOSTS[peer][3],
-                                  RESPONDER_PORT, PROBES))
-            cls.agents[host] = cls.track(Agent(host, config))
+        secret = cls.lab.secret("secret", "prometheus-lab-secret\n")
+        # Each host probes the other over both rails; Prometheus scrapes the management links.
+        cls.agents = cls.lab.start_probing_pair(secret, PROBES, mgmt=True)
 
-        rules = promtool_rules_test.load_yaml(RULES)
+        with open(RULES, encoding="utf-8") as handle:
+            rules = yaml.safe_load(handle)
         cls.records = [rule["record"] for group in rules["groups"] for rule in group["rules"]
                        if "record" in rule]
-        cls.rules = cls.write("rail_rules.yml", cls.shorten_for(RULES))
+        cls.rules = cls.lab.write("rail_rules.yml", cls.shorten_for(RULES))
         # JSON is YAML: the configuration needs no YAML writer.
         config = {
             "global": {"scrape_interval": "1s", "scrape_timeout": "1s",
@@ -282,8 +221,8 @@ class PrometheusLabTest(unittest.TestCase):
                                    for host, agent in cls.agents.items()],
             }],
         }
-        path = cls.write("prometheus.yml", json.dumps(config, indent=2))
-        cls.prometheus = cls.track(Prometheus(path, os.path.join(cls.tmp, "data")))
+        path = cls.lab.write("prometheus.yml", json.dumps(config, indent=2))
+        cls.prometheus = cls.lab.track(Prometheus(path, os.path.join(cls.lab.tmp, "data")))
         print("lab set up in %.1f s" % (time.monotonic() - cls.started))
 
     @classmethod
@@ -291,9 +230,9 @@ class PrometheusLabTest(unittest.TestCase):
         """rail_rules.yml with every alert's `for:` set to ALERT_FOR, nothing else changed."""
         with open(path, encoding="utf-8") as handle:
             text = handle.read()
-        text, count = re.subn(r"(?m)^(\s+for:\s*)\S+\s*$", r"\g<1>" + ALERT_FOR, text)
-        alerts = [rule for group in promtool_rules_test.load_yaml(path)["groups"]
+        alerts = [rule for group in yaml.safe_load(text)["groups"]
                   for rule in group["rules"] if "alert" in rule]
+        text, count = re.subn(r"(?m)^(\s+for:\s*)\S+\s*$", r"\g<1>" + ALERT_FOR, text)
         if count != len(alerts):
             raise AssertionError("rewrote %d `for:` lines, rail_rules.yml has %d alerts" % (
                 count, len(alerts)))
@@ -301,32 +240,10 @@ class PrometheusLabTest(unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls):
-        for process in reversed(getattr(cls, "processes", [])):
-            process.stop()
-        keep = os.environ.get("RAIL_KEEP_LOGS")
-        if keep:  # a directory to copy every process's log to, for debugging
-            os.makedirs(keep, exist_ok=True)
-            for process in getattr(cls, "processes", []):
-                with open(os.path.join(keep, process.name + ".log"), "w") as handle:
-                    handle.write(process.stderr_text() + "\n")
         try:
-            lab("down")
+            super().tearDownClass()
         finally:
-            shutil.rmtree(cls.tmp, ignore_errors=True)
             print("total %.1f s" % (time.monotonic() - cls.started))
-
-    @classmethod
-    def track(cls, process):
-        cls.processes.append(process)
-        return process
-
-    @classmethod
-    def write(cls, name, text, mode=0o644):
-        path = os.path.join(cls.tmp, name)
-        with open(path, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.chmod(path, mode)
-        return path
 
     # -- helpers ------------------------------------------------------------------------------
 
@@ -342,8 +259,7 @@ class PrometheusLabTest(unittest.TestCase):
                      "rail_probe_success == 0"):
             lines.append(expr + ":")
             lines.append(series_text(self.prometheus.query(expr)))
-        lines.append(subprocess.run([LAB, "status"], env=dict(os.environ, LAB_PREFIX=PREFIX),
-                                    capture_output=True, text=True, timeout=30).stdout)
+        lines.append(self.lab.status())
         for host, agent in self.agents.items():
             lines.append("agent %s (alive=%s), last log lines:" % (host, agent.alive()))
             lines.extend("  " + line for line in agent.stderr_lines()[-15:])
@@ -481,7 +397,7 @@ class PrometheusLabTest(unittest.TestCase):
                       for s in measured), rate_mbit))
 
         throttled_at = time.time()
-        lab("throttle", "1", "%dmbit" % rate_mbit)
+        self.lab.throttle(1, "%dmbit" % rate_mbit)
         try:
             throttled = time.monotonic()
             deadline = throttled + FIRE_TIMEOUT
@@ -505,7 +421,7 @@ class PrometheusLabTest(unittest.TestCase):
                     self.assertEqual(alert["labels"]["reference"], "sibling_median", alert)
                     self.assertLess(float(alert["value"]), 0.5, alert)
         finally:
-            lab("unthrottle", "1")
+            self.lab.unthrottle(1)
 
         unthrottled = time.monotonic()
         deadline = unthrottled + RESOLVE_TIMEOUT

@@ -10,13 +10,10 @@
 * every alert has `for`, a severity label, summary, description and a runbook_url whose anchor
   (its lower-case name) is a heading of docs/runbook.md.
 
-Only the standard library: the rule files are read by the small YAML reader below (Debian's
-python3 has no YAML module unless python3-yaml is installed; when it is, the reader is checked
-against it).
+The rule files are read with Debian's python3-yaml (scripts/install-deps installs it).
 """
 
 import argparse
-import json
 import os
 import re
 import shutil
@@ -24,6 +21,8 @@ import subprocess
 import sys
 import tempfile
 import unittest
+
+import yaml
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PROMTOOL = os.environ.get("RAIL_PROMTOOL", "/usr/bin/promtool")
@@ -37,222 +36,10 @@ RUNBOOK = os.path.join(REPO, "docs", "runbook.md")
 RUNBOOK_URL = re.compile(r"^docs/runbook\.md#([a-z0-9_-]+)$")
 
 
-# --- A reader for the YAML these files use -------------------------------------------------------
-# Block mappings and sequences, single-line flow mappings/sequences, plain and quoted scalars,
-# literal (|) and folded (>) block scalars, comments. Scalars stay strings.
-
-class YamlError(ValueError):
-    pass
-
-
-def _strip_comment(text):
-    quote = None
-    for i, char in enumerate(text):
-        if quote:
-            if char == "\\" and quote == '"':
-                continue
-            if char == quote:
-                quote = None
-        elif char in "'\"" and (i == 0 or text[i - 1] in " \t[{,:"):
-            quote = char
-        elif char == "#" and (i == 0 or text[i - 1] in " \t"):
-            return text[:i].rstrip()
-    return text.rstrip()
-
-
-def _scalar(text):
-    text = text.strip()
-    if text.startswith('"'):
-        if not text.endswith('"') or len(text) < 2:
-            raise YamlError("unterminated string: " + text)
-        return json.loads(text)
-    if text.startswith("'"):
-        if not text.endswith("'") or len(text) < 2:
-            raise YamlError("unterminated string: " + text)
-        return text[1:-1].replace("''", "'")
-    return text
-
-
-def _split_flow(body):
-    """Splits the inside of a flow collection at top-level commas."""
-    parts, depth, quote, start = [], 0, None, 0
-    for i, char in enumerate(body):
-        if quote:
-            if char == quote and not (quote == '"' and body[i - 1] == "\\"):
-                quote = None
-        elif char in "'\"":
-            quote = char
-        elif char in "[{":
-            depth += 1
-        elif char in "]}":
-            depth -= 1
-        elif char == "," and depth == 0:
-            parts.append(body[start:i])
-            start = i + 1
-    parts.append(body[start:])
-    return [part.strip() for part in parts if part.strip()]
-
-
-def _split_key(text):
-    """'key: value' -> (key, value) with the key unquoted, or None when text is no mapping entry."""
-    quote = None
-    for i, char in enumerate(text):
-        if quote:
-            if char == quote:
-                quote = None
-        elif char in "'\"" and i == 0:
-            quote = char
-        elif char == ":" and (i + 1 == len(text) or text[i + 1] in " \t"):
-            return _scalar(text[:i]), text[i + 1:].strip()
-        elif char in "{[" and i == 0:
-            return None
-    return None
-
-
-def _flow_or_scalar(text):
-    text = text.strip()
-    if text.startswith("{"):
-        if not text.endswith("}"):
-            raise YamlError("flow mapping must end on its line: " + text)
-        result = {}
-        for part in _split_flow(text[1:-1]):
-            entry = _split_key(part)
-            if entry is None:
-                raise YamlError("not a key: value pair: " + part)
-            result[entry[0]] = _flow_or_scalar(entry[1])
-        return result
-    if text.startswith("["):
-        if not text.endswith("]"):
-            raise YamlError("flow sequence must end on its line: " + text)
-        return [_flow_or_scalar(part) for part in _split_flow(text[1:-1])]
-    return _scalar(text)
-
-
-class _Reader:
-    def __init__(self, text):
-        self.raw = text.split("\n")
-        self.lines = []  # (indent, content, raw line number)
-        for number, line in enumerate(self.raw):
-            if "\t" in line[:len(line) - len(line.lstrip())]:
-                raise YamlError("tab in indentation, line %d" % (number + 1))
-            content = _strip_comment(line.strip())
-            if content and content != "---":
-                self.lines.append((len(line) - len(line.lstrip()), content, number))
-        self.pos = 0
-
-    def parse(self):
-        if not self.lines:
-            return None
-        value = self.block(self.lines[0][0])
-        if self.pos != len(self.lines):
-            raise YamlError("unexpected indentation, line %d" % (self.lines[self.pos][2] + 1))
-        return value
-
-    def block(self, indent):
-        content = self.lines[self.pos][1]
-        if content == "-" or content.startswith("- "):
-            return self.sequence(indent)
-        return self.mapping(indent)
-
-    def sequence(self, indent):
-        items = []
-        while self.pos < len(self.lines):
-            line_indent, content, number = self.lines[self.pos]
-            if line_indent != indent or not (content == "-" or content.startswith("- ")):
-                break
-            rest = content[1:].strip()
-            if not rest:
-                self.pos += 1
-                items.append(self.nested(indent))
-                continue
-            # The item's content starts two or more columns right of the dash.
-            column = indent + len(content) - len(content[1:].lstrip())
-            if _split_key(rest) is not None and not rest.startswith(("{", "[")):
-                self.lines[self.pos] = (column, rest, number)
-                items.append(self.mapping(column))
-            else:
-                self.pos += 1
-                items.append(_flow_or_scalar(rest))
-        return items
-
-    def nested(self, indent, allow_same_indent_sequence=False):
-        if self.pos >= len(self.lines):
-            return None
-        next_indent, content, _ = self.lines[self.pos]
-        if next_indent > indent:
-            return self.block(next_indent)
-        if allow_same_indent_sequence and next_indent == indent and (
-                content == "-" or content.startswith("- ")):
-            return self.sequence(indent)
-        return None
-
-    def mapping(self, indent):
-        result = {}
-        while self.pos < len(self.lines):
-            line_indent, content, number = self.lines[self.pos]
-            if line_indent != indent:
-                if line_indent > indent:
-                    raise YamlError("unexpected indentation, line %d" % (number + 1))
-                break
-            if content.startswith("- "):
-                break
-            entry = _split_key(content)
-            if entry is None:
-                raise YamlError("expected key: value, line %d: %s" % (number + 1, content))
-            key, value = entry
-            if key in result:
-                raise YamlError("duplicate key %r, line %d" % (key, number + 1))
-            self.pos += 1
-            if value in ("", None):
-                result[key] = self.nested(indent, allow_same_indent_sequence=True)
-            elif value[0] in "|>":
-                result[key] = self.block_scalar(value, indent, number)
-            else:
-                result[key] = _flow_or_scalar(value)
-        return result
-
-    def block_scalar(self, header, indent, number):
-        if not re.fullmatch(r"[|>][-+]?", header):
-            raise YamlError("unsupported block scalar header %r, line %d" % (header, number + 1))
-        raw = []
-        line = number + 1
-        while line < len(self.raw):
-            text = self.raw[line]
-            if text.strip() and len(text) - len(text.lstrip()) <= indent:
-                break
-            raw.append(text)
-            line += 1
-        while raw and not raw[-1].strip():
-            raw.pop()
-        while self.pos < len(self.lines) and self.lines[self.pos][2] < line:
-            self.pos += 1
-        if not raw:
-            return ""
-        common = min(len(text) - len(text.lstrip()) for text in raw if text.strip())
-        body = [text[common:] for text in raw]
-        if header[0] == "|":
-            value = "\n".join(body)
-        else:  # folded: lines join with a space, an empty line is a newline
-            value, previous_blank = "", True
-            for text in body:
-                if not text.strip():
-                    value += "\n"
-                    previous_blank = True
-                elif text.startswith((" ", "\t")):
-                    value += ("" if previous_blank else "\n") + text
-                    previous_blank = False
-                else:
-                    value += ("" if previous_blank else " ") + text
-                    previous_blank = False
-        return value if header.endswith("-") else value + "\n"
-
-
 def load_yaml(path):
     with open(path, encoding="utf-8") as handle:
-        return _Reader(handle.read()).parse()
+        return yaml.safe_load(handle)
 
-
-# --- Tests ------------------------------------------------------------------------------------------
 
 def run_promtool(*args, cwd=None):
     if not (os.path.isfile(PROMTOOL) and os.access(PROMTOOL, os.X_OK)):
@@ -389,25 +176,6 @@ class PromtoolRulesTest(unittest.TestCase):
                 self.assertEqual(match.group(1), name.lower())
                 self.assertIn(match.group(1), headings,
                               "docs/runbook.md has no heading for #%s" % match.group(1))
-
-    def test_yaml_reader_agrees_with_pyyaml(self):
-        try:
-            import yaml  # Debian: python3-yaml, not needed by the other tests
-        except ImportError:
-            self.skipTest("python3-yaml not installed")
-
-        def strings(value):
-            if isinstance(value, dict):
-                return {str(key): strings(item) for key, item in value.items()}
-            if isinstance(value, list):
-                return [strings(item) for item in value]
-            return value if value is None or isinstance(value, bool) else str(value)
-
-        for path in (RULES, RULES_TEST, CONFIG):
-            with self.subTest(path=os.path.relpath(path, REPO)):
-                with open(path, encoding="utf-8") as handle:
-                    expected = strings(yaml.safe_load(handle))
-                self.assertEqual(load_yaml(path), expected)
 
 
 def main():

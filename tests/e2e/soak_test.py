@@ -1,0 +1,76 @@
+#!/usr/bin/python3
+"""Soak (issue 5): the agent's RSS across a long scrape-and-probe run in the lab.
+
+Needs root (network namespaces through scripts/lab) and Debian's wrk; skips with a message when
+not root. Agent A runs scheduled TCP and UCX probes of agent B on both rails the whole time
+(load_lab.py, as in load_test.py).
+
+RAIL_SOAK_SECONDS (default 600, at least 60) of paced scraping at 5/s while the probes run, the
+agent's RSS sampled 60 times (every 10 s by default; a shortened soak samples more often).
+Growth beyond noise fails: the median of the last 10 samples must not exceed the median of
+samples 10-19 (after a warm-up of 10, when UCX, the allocator's per-thread arenas and the
+descriptor cache settle) by more than 2 MiB.
+Medians ignore a sample taken while a probe briefly holds its buffers; 2 MiB is above the step of
+a glibc arena's growth (which comes in 128 KiB-1 MiB steps) and below what a leak of one scrape's
+exposition (~10 KiB here) per scrape would add in 100 s (~5 MiB). wrk's answers count as in
+load_test.py: no error, races within bound, and no probe fails during the soak.
+
+Its row is added to the table of --summary (the load test's file, markdown, for the README).
+"""
+
+import os
+import statistics
+import time
+
+import harness
+import load_lab
+
+PREFIX = os.environ.get("RAIL_LAB_PREFIX", "rlsoak")
+SOAK_SECONDS = int(os.environ.get("RAIL_SOAK_SECONDS", "600"))
+RSS_SAMPLES = 60  # RSS samples of the soak: every 10 s over the default 600 s
+RSS_NOISE_KIB = 2048
+
+
+class SoakTest(load_lab.LoadLabTestCase):
+    LAB_PREFIX = PREFIX
+    TMP_PREFIX = "rail-soak-"
+
+    def test_rss_stable_while_scraping_and_probing(self):
+        seconds = SOAK_SECONDS
+        self.assertGreaterEqual(seconds, 60, "RAIL_SOAK_SECONDS below 60")
+        period = seconds / RSS_SAMPLES
+        pid = self.agent_a.proc.pid
+        runs_before, errors_before, reasons_before = self.probe_counts()
+        scraper = self.wrk(seconds, 1, 200, threads=1)  # 5 scrapes a second
+        samples = []
+        start = time.monotonic()
+        try:
+            while time.monotonic() - start < seconds:
+                samples.append(load_lab.rss_kib(pid))
+                time.sleep(period - (time.monotonic() - start) % period)
+        finally:
+            result = self.wrk_result(scraper, seconds)
+        runs_after, errors_after, _ = self.probe_counts()
+        sixth = len(samples) // 6
+        baseline = statistics.median(samples[sixth:2 * sixth])
+        final = statistics.median(samples[-sixth:])
+        print("RSS KiB every %.1f s: %s" % (period, samples))
+        print("soak: %s; RSS median %d KiB (samples %d..%d) -> %d KiB (last %d)" % (
+            result, baseline, sixth, 2 * sixth - 1, final, sixth))
+        self.add_row("soak: wrk 1 conn, 200 ms pause", seconds, result,
+                     "median %.1f → %.1f (max %.1f)" % (baseline / 1024, final / 1024,
+                                                          max(samples) / 1024),
+                     (runs_after - runs_before, errors_after - errors_before), rate_format="%.1f")
+        self.assertTrue(self.agent_a.alive(), self.agent_a.stderr_text())
+        self.assertEqual(result["errors"], 0, result)
+        self.assertLessEqual(result["races"], load_lab.RACE_FRACTION * result["requests"],
+                             result)
+        self.assertGreater(runs_after, runs_before)
+        self.assertEqual(errors_after, errors_before, "probes failed during the soak: %s" %
+                         self.probe_errors_since(reasons_before))
+        self.assertLessEqual(final, baseline + RSS_NOISE_KIB,
+                             "RSS grew beyond noise: %s" % samples)
+
+
+if __name__ == "__main__":
+    harness.main(path_options=["--summary"])
