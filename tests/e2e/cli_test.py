@@ -152,6 +152,18 @@ class CliTest(unittest.TestCase):
         self.assertNotIn("rail_gid_info", without)
         self.assertIn("rail_port_transmit_bytes_total", without)
 
+    def test_disable_defaults(self):
+        # As in node_exporter: every collector off, then only those named on.
+        samples = harness.parse_samples(
+            self.start("--collector.disable-defaults", "--collector.gid").scrape())
+        self.assertIn("rail_gid_info", samples)
+        for family in ("rail_port_transmit_bytes_total", "rail_info", "rail_netdev_mtu_bytes",
+                       "rail_check_ok", "rail_exporter_build_info"):
+            self.assertNotIn(family, samples)
+        ran = {dict(labels)["collector"] for labels in
+               samples.get("rail_exporter_scrape_collector_success", {})}
+        self.assertEqual(ran, {"gid"})
+
     def test_device_exclude(self):
         excluded = "rocep1s0f1"
         plain = harness.parse_samples(self.start().scrape())
