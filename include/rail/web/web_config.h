@@ -19,6 +19,8 @@
 #include <string>
 #include <string_view>
 
+#include "rail/base/errors.h"
+
 namespace rail::web {
 
 // The client_auth_type values of exporter-toolkit (Go's tls.ClientAuthType names).
@@ -45,9 +47,9 @@ struct WebConfig {
   std::map<std::string, std::string> basic_auth_users;  // user -> bcrypt hash
 };
 
-class WebConfigError : public std::runtime_error {
+class WebConfigError : public base::InputError {
  public:
-  using std::runtime_error::runtime_error;
+  using base::InputError::InputError;
 };
 
 // Parses and checks the text of a web config: keys, enum values, bcrypt hashes. Relative file

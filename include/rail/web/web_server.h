@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "rail/base/errors.h"
+
 namespace prometheus {
 class Exposer;
 class Registry;
@@ -25,9 +27,9 @@ struct WebOptions {
   std::string config_file;
 };
 
-class WebError : public std::runtime_error {
+class WebError : public base::InputError {
  public:
-  using std::runtime_error::runtime_error;
+  using base::InputError::InputError;
 };
 
 // ":9840" -> "9840" (all addresses), "127.0.0.1:0" stays, "[::1]:9840" stays.
