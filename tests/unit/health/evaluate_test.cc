@@ -3,13 +3,9 @@
 
 #include "health_fixture.h"
 
-namespace rail::health {
+namespace rail::health::test {
 namespace {
 
-using test::DeviceRail;
-using test::Host;
-using test::HostConfig;
-using inventory::RailConfig;
 
 TEST(EvaluateChecksTest, OrderIsCheckThenRailThenPeer) {
   HostConfig config;
@@ -57,4 +53,4 @@ TEST(ReadInterfaceAddressesTest, LoopbackHasItsAddress) {
 }
 
 }  // namespace
-}  // namespace rail::health
+}  // namespace rail::health::test

@@ -7,7 +7,7 @@
 
 #include "rail/health/checks.h"
 
-namespace rail::health {
+namespace rail::health::test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -91,4 +91,4 @@ TEST(HealthLogTest, AVerdictThatReturnsFailingIsLoggedAgain) {
 }
 
 }  // namespace
-}  // namespace rail::health
+}  // namespace rail::health::test

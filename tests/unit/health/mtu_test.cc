@@ -3,14 +3,9 @@
 
 #include "health_fixture.h"
 
-namespace rail::health {
+namespace rail::health::test {
 namespace {
 
-using test::DeviceRail;
-using test::Find;
-using test::Host;
-using test::HostConfig;
-using inventory::RailConfig;
 
 TEST(MtuTest, RailsWithTheSameMtuPass) {
   HostConfig config;
@@ -82,4 +77,4 @@ TEST(PeerMtuTest, LatestResultOfThePeerCounts) {
 }
 
 }  // namespace
-}  // namespace rail::health
+}  // namespace rail::health::test

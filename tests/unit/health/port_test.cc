@@ -3,14 +3,9 @@
 
 #include "health_fixture.h"
 
-namespace rail::health {
+namespace rail::health::test {
 namespace {
 
-using test::DeviceRail;
-using test::Find;
-using test::Host;
-using test::HostConfig;
-using inventory::RailConfig;
 using ::testing::HasSubstr;
 
 TEST(PortActiveTest, ActivePortsPass) {
@@ -106,4 +101,4 @@ TEST(PortRateTest, NetdevRailUsesTheNetdevSpeed) {
 }
 
 }  // namespace
-}  // namespace rail::health
+}  // namespace rail::health::test

@@ -4,14 +4,9 @@
 
 #include "health_fixture.h"
 
-namespace rail::health {
+namespace rail::health::test {
 namespace {
 
-using test::DeviceRail;
-using test::Find;
-using test::Host;
-using test::HostConfig;
-using inventory::RailConfig;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
@@ -168,4 +163,4 @@ TEST(PeerVersionTest, PeerNeverReachedHasNoVerdict) {
 }
 
 }  // namespace
-}  // namespace rail::health
+}  // namespace rail::health::test

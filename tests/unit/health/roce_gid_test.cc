@@ -3,13 +3,9 @@
 
 #include "health_fixture.h"
 
-namespace rail::health {
+namespace rail::health::test {
 namespace {
 
-using test::Find;
-using test::Host;
-using test::HostConfig;
-using inventory::RailConfig;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
@@ -66,4 +62,4 @@ TEST(RoceGidTest, InfinibandPortsHaveNoVerdict) {
 }
 
 }  // namespace
-}  // namespace rail::health
+}  // namespace rail::health::test

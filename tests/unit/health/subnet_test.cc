@@ -3,13 +3,9 @@
 
 #include "health_fixture.h"
 
-namespace rail::health {
+namespace rail::health::test {
 namespace {
 
-using test::Find;
-using test::Host;
-using test::HostConfig;
-using inventory::RailConfig;
 using ::testing::HasSubstr;
 
 TEST(DuplicateSubnetTest, SubnetOnAnotherInterfaceFails) {
@@ -53,4 +49,4 @@ TEST(DuplicateSubnetTest, DistinctSubnetsPass) {
 }
 
 }  // namespace
-}  // namespace rail::health
+}  // namespace rail::health::test
