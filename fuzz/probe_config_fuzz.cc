@@ -1,9 +1,9 @@
-// The agent's YAML configuration (rail::ParseConfig, --config.file) and the durations in it
-// (rail::ParseDuration).
+// The agent's YAML configuration (rail::agent::ParseConfig, --config.file) and the durations in it
+// (rail::agent::ParseDuration).
 //
-// ParseConfig documents one exception type, rail::ConfigError; anything else escaping (a raw
+// ParseConfig documents one exception type, rail::agent::ConfigError; anything else escaping (a raw
 // yaml-cpp exception, std::out_of_range, ...) is a crash. Invariants: what it accepts satisfies
-// the checks config.h and the README promise (names non-empty and unique, ports 1..255, probe
+// the checks config.h and docs/configuration.md promise (names non-empty and unique, ports 1..255, probe
 // timeout between duration and interval, budget fraction in (0, 0.5], ...).
 #include <cstdint>
 #include <set>
@@ -14,9 +14,9 @@
 
 namespace {
 
-void CheckAccepted(const rail::AgentConfig& config) {
+void CheckAccepted(const rail::agent::AgentConfig& config) {
   std::set<std::string> rail_names;
-  for (const rail::RailConfig& rail : config.rails) {
+  for (const rail::inventory::RailConfig& rail : config.rails) {
     FUZZ_CHECK(!rail.name.empty(), "rail names non-empty");
     FUZZ_CHECK(rail_names.insert(rail.name).second, "rail names unique");
     FUZZ_CHECK(rail.device || rail.netdev, "a rail has a device or a netdev");
@@ -24,11 +24,11 @@ void CheckAccepted(const rail::AgentConfig& config) {
     FUZZ_CHECK(!rail.expected_rate_gbps || *rail.expected_rate_gbps > 0, "rates positive");
   }
   std::set<std::string> peer_names;
-  for (const rail::PeerConfig& peer : config.peers) {
+  for (const rail::agent::PeerConfig& peer : config.peers) {
     FUZZ_CHECK(!peer.name.empty() && !peer.address.empty(), "peers named and addressed");
     FUZZ_CHECK(peer_names.insert(peer.name).second, "peer names unique");
   }
-  for (const rail::ProbeConfig& probe : config.probes) {
+  for (const rail::agent::ProbeConfig& probe : config.probes) {
     FUZZ_CHECK(!config.peers.empty(), "probes need peers");
     for (const std::string& peer : probe.peers) {
       FUZZ_CHECK(peer_names.contains(peer), "a probe names known peers only");
@@ -42,10 +42,11 @@ void CheckAccepted(const rail::AgentConfig& config) {
     for (std::uint64_t size : probe.message_sizes_bytes) FUZZ_CHECK(size > 0, "sizes positive");
     FUZZ_CHECK(!probe.max_bytes || *probe.max_bytes > 0, "max_bytes positive");
   }
-  const rail::ResponderConfig& responder = config.responder;
-  FUZZ_CHECK(responder.limits.max_frame_bytes > 0 && responder.limits.max_concurrent_sessions > 0 &&
-                 responder.limits.max_bytes_per_probe > 0 && responder.limits.max_seconds_per_probe > 0 &&
-                 responder.limits.probes_per_minute_per_peer > 0 && responder.limits.probe_burst_per_peer > 0,
+  const rail::agent::ResponderConfig& responder = config.responder;
+  const rail::peer::Limits& limits = responder.limits;
+  FUZZ_CHECK(limits.max_frame_bytes > 0 && limits.max_concurrent_sessions > 0 &&
+                 limits.max_bytes_per_probe > 0 && limits.max_seconds_per_probe > 0 &&
+                 limits.probes_per_minute_per_peer > 0 && limits.probe_burst_per_peer > 0,
              "responder limits positive");
   FUZZ_CHECK(config.budget.max_bulk_time_fraction_per_rail > 0 &&
                  config.budget.max_bulk_time_fraction_per_rail <= 0.5,
@@ -57,13 +58,13 @@ void CheckAccepted(const rail::AgentConfig& config) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text = rail::fuzz::AsText(data, size);
-  if (const auto duration = rail::ParseDuration(text)) {
-    FUZZ_CHECK(duration->count() >= 0 && *duration <= rail::kMaxDuration,
+  if (const auto duration = rail::agent::ParseDuration(text)) {
+    FUZZ_CHECK(duration->count() >= 0 && *duration <= rail::agent::kMaxDuration,
                "durations are within [0, kMaxDuration]");
   }
   try {
-    CheckAccepted(rail::ParseConfig(text, "fuzz.yaml"));
-  } catch (const rail::ConfigError& error) {
+    CheckAccepted(rail::agent::ParseConfig(text, "fuzz.yaml"));
+  } catch (const rail::agent::ConfigError& error) {
     FUZZ_CHECK(std::string_view(error.what()).starts_with("fuzz.yaml: "),
                "a configuration error names the file");
   }
