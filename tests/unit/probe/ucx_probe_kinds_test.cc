@@ -7,11 +7,6 @@
 #include "ucx_probe_fixture.h"
 
 namespace rail::probe {
-
-void PrintTo(UcxOperation operation, std::ostream* out) {
-  *out << UcxOperationName(operation);
-}
-
 namespace {
 
 using testing::HasLane;
