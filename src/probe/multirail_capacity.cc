@@ -3,16 +3,16 @@
 // run shows bottlenecks the rails share (PCIe, memory bandwidth, CPU); the aggregate is the
 // yardstick for UCX's own striping (ucx_multirail_throughput).
 #include <algorithm>
-#include <exception>
 #include <latch>
 
-#include "ucx_probe_run.h"
+#include "probe/ucx/initiator.h"
 
 namespace rail::probe {
 
 namespace {
 
 using nlohmann::json;
+using Links = std::vector<std::unique_ptr<detail::UcxPeerLink>>;
 
 constexpr std::uint64_t kDefaultBytes = 1 << 20;
 
@@ -45,118 +45,117 @@ void DriveRail(UcxProbeSide& side, const ProbeParams& params, std::size_t size,
   run->cpu_seconds = ThreadCpuSeconds() - cpu_start;
 }
 
+// Creates and connects every rail's side before any data moves; false (the result says which
+// rail failed) as soon as one cannot.
+bool OpenLinks(detail::InitiatorRun& run, std::uint64_t size, Links* links) {
+  for (const ProbeRail& rail : run.params().rails) {
+    links->push_back(std::make_unique<detail::UcxPeerLink>());
+    if (!links->back()->Open({{rail}, size, static_cast<std::size_t>(size), kUcxThroughputMaxBytes},
+                             run)) {
+      run.result().error_message = rail.name + ": " + run.result().error_message;
+      return false;
+    }
+    links->back()->CaptureLanes();
+  }
+  return true;
+}
+
+// Runs every rail on its own thread at once, runs[i] for links[i]; returns when all have ended.
+void DriveRails(detail::InitiatorRun& run, std::uint64_t size, Links& links,
+                const std::atomic<bool>* cancel, std::vector<RailRun>* runs) {
+  std::latch ready(static_cast<std::ptrdiff_t>(links.size()));
+  std::atomic<bool> any_failed{false};
+  detail::JoiningThreads threads;
+  std::size_t started = 0;
+  try {
+    for (; started < links.size(); ++started) {
+      detail::BoundDrainTimeout(links[started]->side(), run.deadline());
+      // Each side moves to its own thread and stays there until JoinAll: a serialized worker
+      // may change threads, but never be used by two at once.
+      threads.Start([&, index = started] {
+        DriveRail(links[index]->side(), run.params(), static_cast<std::size_t>(size),
+                  run.deadline(), cancel, ready, any_failed, &(*runs)[index]);
+      });
+    }
+  } catch (...) {
+    // The rails that did start must not wait at the barrier for threads that never will.
+    any_failed = true;
+    ready.count_down(static_cast<std::ptrdiff_t>(links.size() - started));
+    throw;
+  }
+  threads.JoinAll();
+}
+
+// Each rail's throughput and the aggregate: the rails' bytes over the longest rail's time.
+void AddRailRuns(detail::InitiatorRun& run, Links& links, const std::vector<RailRun>& runs) {
+  ProbeResult& result = run.result();
+  double longest = 0;
+  for (std::size_t index = 0; index < links.size(); ++index) {
+    const ThroughputOutcome& outcome = runs[index].outcome;
+    const std::string& name = run.params().rails[index].name;
+    links[index]->CaptureLanes();
+    result.local_cpu_seconds += runs[index].cpu_seconds;
+    if (!outcome.ok()) {
+      detail::SetFailure(&result, detail::ProbeAbortReason(outcome.error_reason, run.deadline()),
+                         name + ": " + outcome.error_message);
+    } else if (outcome.bytes == 0) {
+      detail::SetFailure(&result, "no_data", name + ": no operation completed");
+    }
+    result.per_rail.push_back({name, outcome.bytes_per_second(), outcome.bytes});
+    result.bytes += outcome.bytes;
+    longest = std::max(longest, outcome.seconds);
+  }
+  result.seconds = longest;
+  result.bytes_sent = result.bytes;
+  if (longest > 0) {
+    result.throughput_bytes_per_second = static_cast<double>(result.bytes) / longest;
+  }
+}
+
+// Each endpoint closes while every responder still serves; then the sessions end in turn. The
+// peer's CPU time is the sum of its responders', when every one reported it. runs[i] is
+// links[i]'s (empty for rails that never ran).
+void FinishLinks(detail::InitiatorRun& run, Links& links, const std::vector<RailRun>& runs) {
+  ProbeResult& result = run.result();
+  double peer_cpu = 0;
+  bool every_peer_reported = !links.empty();
+  for (std::size_t index = 0; index < links.size(); ++index) {
+    const ThroughputOutcome& outcome = runs[index].outcome;
+    const std::optional<double> cpu = detail::PeerCpuSeconds(
+        links[index]->Finish(json{{"operation", UcxOperationName(run.params().operation)},
+                                  {"bytes", outcome.bytes},
+                                  {"seconds", outcome.seconds}},
+                             run));
+    if (cpu) {
+      peer_cpu += *cpu;
+    } else {
+      every_peer_reported = false;
+    }
+    for (const TransportLane& lane : links[index]->lanes()) result.lanes.push_back(lane);
+    detail::AddFallbackRails(links[index]->lanes(), links[index]->rails(), &result);
+  }
+  if (every_peer_reported) result.peer_cpu_seconds = peer_cpu;
+}
+
+void MeasureEveryRailAtOnce(detail::InitiatorRun& run) {
+  const detail::DeadlineWatchdog watchdog(run.deadline());
+  const std::uint64_t size = detail::MessageSize(run.params(), kDefaultBytes);
+  run.result().message_size_bytes = size;
+  Links links;
+  std::vector<RailRun> runs(run.params().rails.size());
+  if (OpenLinks(run, size, &links)) {
+    DriveRails(run, size, links, watchdog.flag(), &runs);
+    AddRailRuns(run, links, runs);
+  }
+  FinishLinks(run, links, runs);
+}
+
 }  // namespace
 
 ProbeResult MultirailCapacityProbe::Run(const ProbeParams& params, const ProbeContext& context) {
-  ProbeResult result = detail::NewResult(params);
-  result.kind = ProbeKind::kMultirailCapacity;
-  try {
-    if (std::optional<std::string> invalid =
-            detail::ValidateUcxParams(params, true, kDefaultBytes)) {
-      detail::SetFailure(&result, "invalid_argument", *invalid);
-      return result;
-    }
-    const double cpu_start = ThreadCpuSeconds();
-    const detail::ProbeDeadline deadline(params.timeout, context.cancel);
-    const detail::DeadlineWatchdog watchdog(deadline);
-    const detail::CounterCheck counters(context, params);
-    const std::uint64_t size = detail::MessageSize(params, kDefaultBytes);
-    result.message_size_bytes = size;
-
-    // Every side is created and connected before any data moves.
-    std::vector<std::unique_ptr<detail::UcxPeerLink>> links;
-    bool opened = true;
-    for (const ProbeRail& rail : params.rails) {
-      detail::UcxPeerLink::Request request;
-      request.kind = ProbeKind::kMultirailCapacity;
-      request.rails = {rail};
-      request.message_bytes = size;
-      request.local_buffer_bytes = static_cast<std::size_t>(size);
-      request.max_bytes = kUcxThroughputMaxBytes;
-      links.push_back(std::make_unique<detail::UcxPeerLink>());
-      if (!links.back()->Open(request, params, context, deadline, &result)) {
-        result.error_message = rail.name + ": " + result.error_message;
-        opened = false;
-        break;
-      }
-      links.back()->CaptureLanes();
-    }
-
-    std::vector<RailRun> runs(params.rails.size());
-    if (opened) {
-      std::latch ready(static_cast<std::ptrdiff_t>(links.size()));
-      std::atomic<bool> any_failed{false};
-      detail::JoiningThreads threads;
-      std::size_t started = 0;
-      try {
-        for (; started < links.size(); ++started) {
-          detail::BoundDrainTimeout(links[started]->side(), deadline);
-          // Each side moves to its own thread and stays there until JoinAll: a serialized worker
-          // may change threads, but never be used by two at once.
-          threads.Start([&, index = started] {
-            DriveRail(links[index]->side(), params, static_cast<std::size_t>(size), deadline,
-                      watchdog.flag(), ready, any_failed, &runs[index]);
-          });
-        }
-      } catch (...) {
-        // The rails that did start must not wait at the barrier for threads that never will.
-        any_failed = true;
-        ready.count_down(static_cast<std::ptrdiff_t>(links.size() - started));
-        throw;
-      }
-      threads.JoinAll();
-    }
-
-    double longest = 0;
-    for (std::size_t index = 0; index < links.size() && opened; ++index) {
-      const RailRun& run = runs[index];
-      const std::string& name = params.rails[index].name;
-      links[index]->CaptureLanes();
-      result.local_cpu_seconds += run.cpu_seconds;
-      if (!run.outcome.ok()) {
-        detail::SetFailure(&result, detail::ProbeAbortReason(run.outcome.error_reason, deadline),
-                           name + ": " + run.outcome.error_message);
-      } else if (run.outcome.bytes == 0) {
-        detail::SetFailure(&result, "no_data", name + ": no operation completed");
-      }
-      result.per_rail.push_back({name, run.outcome.bytes_per_second(), run.outcome.bytes});
-      result.bytes += run.outcome.bytes;
-      longest = std::max(longest, run.outcome.seconds);
-    }
-    result.seconds = longest;
-    result.bytes_sent = result.bytes;
-    if (longest > 0) {
-      result.throughput_bytes_per_second = static_cast<double>(result.bytes) / longest;
-    }
-
-    // Each endpoint closes while every responder still serves; then the sessions end in turn.
-    double peer_cpu = 0;
-    bool every_peer_reported = !links.empty();
-    for (std::size_t index = 0; index < links.size(); ++index) {
-      const RailRun& run = runs[index];
-      const std::optional<json> report =
-          links[index]->Finish(json{{"operation", UcxOperationName(params.operation)},
-                                    {"bytes", run.outcome.bytes},
-                                    {"seconds", run.outcome.seconds}},
-                               deadline, &result);
-      const std::optional<double> cpu =
-          report ? detail::ReportNumber(*report, "cpu_seconds") : std::nullopt;
-      if (cpu) {
-        peer_cpu += *cpu;
-      } else {
-        every_peer_reported = false;
-      }
-      for (const TransportLane& lane : links[index]->lanes()) result.lanes.push_back(lane);
-      detail::AddFallbackRails(links[index]->lanes(), links[index]->rails(), &result);
-    }
-    if (every_peer_reported) result.peer_cpu_seconds = peer_cpu;
-    counters.Finish(&result);
-    result.local_cpu_seconds += ThreadCpuSeconds() - cpu_start;
-    detail::FinishResult(&result);
-  } catch (const std::exception& error) {
-    detail::SetFailure(&result, "internal", error.what());
-  }
-  return result;
+  return detail::RunInitiator(
+      {ProbeKind::kMultirailCapacity, detail::ValidateUcxParams(params, true, kDefaultBytes)},
+      params, context, MeasureEveryRailAtOnce);
 }
 
 }  // namespace rail::probe

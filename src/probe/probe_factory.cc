@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string_view>
 
+#include "probe/ucx/handler.h"
 #include "rail/probe/handler_factory.h"
 #include "rail/probe/probe.h"
 #include "rail/probe/tcp.h"

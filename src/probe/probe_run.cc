@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <exception>
 
 #include "rail/peer/session_messages.h"
 
@@ -109,6 +110,7 @@ bool PeerProbeSession::Open(const ProbeParams& params, const ProbeContext& conte
     return false;
   }
   reply_ = std::move(setup_reply.setup);
+  opened_ = true;
   return true;
 }
 
@@ -128,7 +130,7 @@ std::optional<std::uint16_t> PeerProbeSession::DataPort() const {
 
 bool PeerProbeSession::Finish(const json& measured, const ProbeDeadline& deadline, json* report,
                               ProbeResult* result) {
-  if (client_ == nullptr) return false;
+  if (!opened_) return false;
   peer::NetError error;
   std::optional<json> answer =
       client_->Request(ToJson(peer::ProbeDone{measured}), deadline.deadline(), &error);
@@ -144,6 +146,99 @@ bool PeerProbeSession::Finish(const json& measured, const ProbeDeadline& deadlin
   }
   *report = std::move(parsed.report);
   return true;
+}
+
+InitiatorRun::InitiatorRun(const ProbeParams& params, const ProbeContext& context,
+                           ProbeResult* result)
+    : params_(params),
+      context_(context),
+      result_(result),
+      cpu_start_(ThreadCpuSeconds()),
+      deadline_(params.timeout, context.cancel),
+      counters_(context, params) {}
+
+peer::ProbeSetup InitiatorRun::Setup(const std::vector<ProbeRail>& rails,
+                                     std::uint64_t message_bytes, std::uint64_t max_bytes) const {
+  peer::ProbeSetup setup;
+  setup.kind = ProbeKindName(result_->kind);
+  setup.rail = JoinRailNames(rails);
+  setup.message_sizes_bytes = {message_bytes};
+  setup.duration_seconds = std::chrono::duration<double>(params_.duration).count();
+  setup.max_bytes = max_bytes;
+  return setup;
+}
+
+bool InitiatorRun::OpenSession(const peer::ProbeSetup& setup, PeerProbeSession* session) {
+  return session->Open(params_, context_, setup, deadline_, result_);
+}
+
+std::optional<json> InitiatorRun::FinishSession(PeerProbeSession* session, json measured) {
+  if (!session->opened()) return std::nullopt;
+  if (!result_->error_reason.empty()) measured["error"] = result_->error_reason;
+  json report;
+  if (!session->Finish(measured, deadline_, &report, result_)) return std::nullopt;
+  return report;
+}
+
+void InitiatorRun::CheckCounters() {
+  if (counters_checked_) return;
+  counters_checked_ = true;
+  counters_.Finish(result_);
+}
+
+void InitiatorRun::Finish() {
+  if (ended_before_transfer_) return;
+  CheckCounters();
+  result_->local_cpu_seconds += ThreadCpuSeconds() - cpu_start_;
+  FinishResult(result_);
+}
+
+ProbeResult RunInitiator(const InitiatorKind& kind, const ProbeParams& params,
+                         const ProbeContext& context,
+                         const std::function<void(InitiatorRun&)>& body) {
+  ProbeResult result = NewResult(params);
+  result.kind = kind.kind;
+  try {
+    if (kind.invalid) {
+      SetFailure(&result, "invalid_argument", *kind.invalid);
+      return result;
+    }
+    ProbeParams run_params = params;
+    run_params.kind = kind.kind;
+    if (kind.first_rail_only) {
+      run_params.rails.resize(1);  // valid parameters name at least one rail
+      result.rails = {run_params.rails.front().name};
+    }
+    InitiatorRun run(run_params, context, &result);
+    body(run);
+    run.Finish();
+  } catch (const std::exception& error) {
+    SetFailure(&result, "internal", error.what());
+  }
+  return result;
+}
+
+void FinishResult(ProbeResult* result) {
+  if (!result->error_reason.empty()) {
+    SetFailure(result, result->error_reason, result->error_message);
+    return;
+  }
+  result->success = true;
+  result->finished_at = std::chrono::system_clock::now();
+}
+
+std::optional<double> PeerCpuSeconds(const std::optional<json>& report) {
+  if (!report) return std::nullopt;
+  return ReportNumber(*report, "cpu_seconds");
+}
+
+std::string JoinRailNames(const std::vector<ProbeRail>& rails) {
+  std::string joined;
+  for (const ProbeRail& rail : rails) {
+    if (!joined.empty()) joined += ',';
+    joined += rail.name;
+  }
+  return joined;
 }
 
 std::optional<double> ReportNumber(const json& report, const char* field) {

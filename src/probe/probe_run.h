@@ -1,11 +1,13 @@
-// What every initiator-side probe kind does around its own data movement: the deadline that
-// params.timeout sets, the control session with the peer (probe_setup ... probe_report), the
-// counter cross-check, CPU time and result bookkeeping. Internal to the probe layer.
+// What every initiator-side probe kind, TCP and UCX alike, does around its own data movement,
+// written once: the deadline that params.timeout sets, the control session with the peer's
+// responder (connect, handshake, probe_setup ... probe_report), the counter cross-check, CPU time
+// and the result's bookkeeping, all held together by RunInitiator. Internal to the probe layer.
 #pragma once
 
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -88,6 +90,8 @@ class PeerProbeSession {
   // the result's error and returns false.
   bool Open(const ProbeParams& params, const ProbeContext& context, const peer::ProbeSetup& setup,
             const ProbeDeadline& deadline, ProbeResult* result);
+  // Whether Open succeeded: only then does the responder wait for probe_done.
+  bool opened() const { return opened_; }
   // The handler's fields of the reply.
   const nlohmann::json& reply() const { return reply_; }
   // Where data streams go: the reply's tcp_address, else the control connection's host.
@@ -95,14 +99,88 @@ class PeerProbeSession {
   std::optional<std::uint16_t> DataPort() const;
 
   // Sends probe_done with `measured` and waits for probe_report; on failure sets the result's
-  // error (unless it already has one) and returns false.
+  // error (unless it already has one) and returns false. False at once unless opened().
   bool Finish(const nlohmann::json& measured, const ProbeDeadline& deadline, nlohmann::json* report,
               ProbeResult* result);
 
  private:
   std::unique_ptr<peer::PeerClient> client_;
   nlohmann::json reply_ = nlohmann::json::object();
+  bool opened_ = false;
 };
+
+// One initiator-side probe run as RunInitiator hands it to a kind: the parameters it runs with,
+// the result it fills, its deadline, its control sessions' set-up and end, and the counter
+// cross-check and CPU time around its transfer.
+class InitiatorRun {
+ public:
+  // Starts the clocks: the deadline, the counters' first reading, the thread's CPU time.
+  InitiatorRun(const ProbeParams& params, const ProbeContext& context, ProbeResult* result);
+  InitiatorRun(const InitiatorRun&) = delete;
+  InitiatorRun& operator=(const InitiatorRun&) = delete;
+
+  const ProbeParams& params() const { return params_; }
+  const ProbeContext& context() const { return context_; }
+  const ProbeDeadline& deadline() const { return deadline_; }
+  ProbeResult& result() { return *result_; }
+
+  // probe_setup of this run's kind over `rails` (named comma-separated) with one message size,
+  // the run's duration and `max_bytes` declared to the responder.
+  peer::ProbeSetup Setup(const std::vector<ProbeRail>& rails, std::uint64_t message_bytes,
+                         std::uint64_t max_bytes) const;
+  // Connects to the peer's responder, authenticates and sends `setup` (PeerProbeSession::Open).
+  bool OpenSession(const peer::ProbeSetup& setup, PeerProbeSession* session);
+  // probe_done with `measured`, plus "error" when the result has failed: it goes out even then,
+  // so that the responder stops serving at once. The peer's report; nullopt when the session
+  // never opened or no report came (the result then says why).
+  std::optional<nlohmann::json> FinishSession(PeerProbeSession* session, nlohmann::json measured);
+
+  // Reads the counters again and fills the result's cross-check, once: Finish does it for the
+  // kinds that need not see it first.
+  void CheckCounters();
+  // The run ends before any transfer, and its result stands as its failure left it: no counter
+  // cross-check, no CPU time. (What the TCP kinds report when the control session fails; the UCX
+  // kinds report both even then.)
+  void EndBeforeTransfer() { ended_before_transfer_ = true; }
+  // Unless the run ended before its transfer: the counter cross-check, the CPU time, and the
+  // verdict, success unless a failure was recorded.
+  void Finish();
+
+ private:
+  const ProbeParams& params_;
+  const ProbeContext& context_;
+  ProbeResult* result_;
+  const double cpu_start_;
+  const ProbeDeadline deadline_;
+  const CounterCheck counters_;
+  bool counters_checked_ = false;
+  bool ended_before_transfer_ = false;
+};
+
+// How RunInitiator starts a kind.
+struct InitiatorKind {
+  ProbeKind kind = ProbeKind::kUcxThroughput;
+  std::optional<std::string> invalid;  // why the parameters cannot run; nullopt when they can
+  // The kind probes one rail: given several, it runs over the first, which alone the result
+  // names (the UCX single-rail kinds; the TCP kinds use the first rail but name them all).
+  bool first_rail_only = false;
+};
+
+// A probe run of `kind.kind`: refuses invalid parameters ("invalid_argument"), then runs `body`
+// inside an InitiatorRun and finishes it. A probe never throws: an exception becomes the
+// "internal" failure.
+ProbeResult RunInitiator(const InitiatorKind& kind, const ProbeParams& params,
+                         const ProbeContext& context,
+                         const std::function<void(InitiatorRun&)>& body);
+
+// Marks the result successful (or stamps its failure) and its finishing time.
+void FinishResult(ProbeResult* result);
+
+// The peer's CPU time from its report: the responder's cpu_seconds.
+std::optional<double> PeerCpuSeconds(const std::optional<nlohmann::json>& report);
+
+// "a,b,c".
+std::string JoinRailNames(const std::vector<ProbeRail>& rails);
 
 // Fields of a peer's report; nullopt when absent, mistyped or negative.
 std::optional<double> ReportNumber(const nlohmann::json& report, const char* field);

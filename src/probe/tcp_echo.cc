@@ -12,22 +12,6 @@ using nlohmann::json;
 
 constexpr std::size_t kEchoBufferBytes = 64 * 1024;
 
-// Writes all of `data`, unless `stop` is set or the socket fails.
-bool SendAll(int fd, const char* data, std::size_t size, const std::atomic<bool>& stop) {
-  while (size > 0) {
-    const ssize_t sent = send(fd, data, size, MSG_NOSIGNAL);
-    if (sent > 0) {
-      data += sent;
-      size -= static_cast<std::size_t>(sent);
-    } else if (sent < 0 && detail::IsRetryable(errno)) {
-      if (stop.load()) return false;
-    } else {
-      return false;
-    }
-  }
-  return true;
-}
-
 }  // namespace
 
 bool TcpEchoHandler::Setup(const peer::ProbeSetup& request, json* reply_fields, std::string* reason,
@@ -57,7 +41,11 @@ void TcpEchoHandler::Serve(const std::atomic<bool>& stop) {
       if (received > 0) {
         const auto size = static_cast<std::size_t>(received);
         if (bytes_echoed_ + size > max_bytes_) break;  // beyond what the peer declared
-        if (!SendAll(socket.get(), buffer.data(), size, stop)) break;
+        const auto keep_trying = [&stop] { return !stop.load(); };
+        if (detail::SendAll(socket.get(), buffer.data(), size, keep_trying) !=
+            detail::SendEnd::kSent) {
+          break;
+        }
         bytes_echoed_ += size;
       } else if (received == 0 || !detail::IsRetryable(errno)) {
         break;

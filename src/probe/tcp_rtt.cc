@@ -23,6 +23,11 @@ struct Failure {
   std::string message;
 };
 
+struct RoundTrips {
+  std::uint64_t count = 0;  // warm-up included
+  double seconds = 0;
+};
+
 // Blocking I/O in slices: between slices the deadline and cancellation are checked, so a peer
 // that stops answering cannot hold the probe beyond params.timeout.
 bool CheckDeadline(const detail::ProbeDeadline& deadline, Failure* failure) {
@@ -37,21 +42,19 @@ bool CheckDeadline(const detail::ProbeDeadline& deadline, Failure* failure) {
   return true;
 }
 
-bool SendAll(int fd, const char* data, std::size_t size, const detail::ProbeDeadline& deadline,
-             Failure* failure) {
-  while (size > 0) {
-    const ssize_t sent = send(fd, data, size, MSG_NOSIGNAL);
-    if (sent > 0) {
-      data += sent;
-      size -= static_cast<std::size_t>(sent);
-    } else if (sent < 0 && detail::IsRetryable(errno)) {
-      if (!CheckDeadline(deadline, failure)) return false;
-    } else {
-      *failure = {"stream", std::string("send failed: ") + std::strerror(errno)};
+bool SendMessage(int fd, const std::vector<char>& message, const detail::ProbeDeadline& deadline,
+                 Failure* failure) {
+  const auto keep_trying = [&] { return CheckDeadline(deadline, failure); };
+  switch (detail::SendAll(fd, message.data(), message.size(), keep_trying)) {
+    case detail::SendEnd::kSent:
+      return true;
+    case detail::SendEnd::kStopped:
       return false;
-    }
+    case detail::SendEnd::kFailed:
+      break;
   }
-  return true;
+  *failure = {"stream", std::string("send failed: ") + std::strerror(errno)};
+  return false;
 }
 
 bool ReceiveAll(int fd, char* data, std::size_t size, const detail::ProbeDeadline& deadline,
@@ -86,97 +89,89 @@ std::optional<std::string> Validate(const ProbeParams& params) {
   return std::nullopt;
 }
 
-}  // namespace
-
-ProbeResult TcpRttProbe::Run(const ProbeParams& params, const ProbeContext& context) {
-  ProbeResult result = detail::NewResult(params);
-  result.kind = ProbeKind::kTcpRtt;
-  if (std::optional<std::string> invalid = Validate(params)) {
-    detail::SetFailure(&result, "invalid_argument", *invalid);
-    return result;
+// Round trips of `size` bytes on the echo stream until the duration or the deadline passes or
+// `allowed` were made; the samples go into the result.
+RoundTrips PingPong(int fd, std::uint64_t size, std::uint64_t allowed, detail::InitiatorRun& run) {
+  const detail::ProbeDeadline& deadline = run.deadline();
+  detail::SetNoDelay(fd);
+  std::vector<char> message(size, 'p');
+  std::vector<char> echo(size);
+  const Clock::time_point start = Clock::now();
+  const Clock::time_point end = std::min(start + run.params().duration, deadline.deadline());
+  Clock::time_point now = start;
+  const Clock::duration warmup_limit = (end - start) / 10;
+  Failure failure;
+  RoundTrips done;
+  while (done.count < allowed && now < end) {
+    if (!CheckDeadline(deadline, &failure)) break;
+    const Clock::time_point sent_at = Clock::now();
+    if (!SendMessage(fd, message, deadline, &failure) ||
+        !ReceiveAll(fd, echo.data(), echo.size(), deadline, &failure)) {
+      break;
+    }
+    now = Clock::now();
+    // Slow rails may not finish the warm-up early in the run; their samples still count.
+    if (done.count >= kTcpRttWarmupRoundTrips || now - start >= warmup_limit) {
+      run.result().rtt_samples_seconds.push_back(
+          std::chrono::duration<double>(now - sent_at).count());
+    }
+    ++done.count;
   }
-  const double cpu_start = ThreadCpuSeconds();
-  const detail::ProbeDeadline deadline(params.timeout, context.cancel);
-  const detail::CounterCheck counters(context, params);
-  const ProbeRail& rail = params.rails.front();
+  done.seconds = std::chrono::duration<double>(now - start).count();
+  if (!failure.reason.empty()) detail::SetFailure(&run.result(), failure.reason, failure.message);
+  return done;
+}
+
+// Connects the echo stream the peer's setup reply names and ping-pongs over it; the stream is
+// closed on return, before probe_done.
+RoundTrips OverEchoStream(const detail::PeerProbeSession& session, std::uint64_t size,
+                          std::uint64_t allowed, detail::InitiatorRun& run) {
+  const std::optional<std::uint16_t> port = session.DataPort();
+  if (!port) {
+    detail::SetFailure(&run.result(), "protocol", "the peer's setup reply has no tcp_port");
+    return {};
+  }
+  peer::NetError error;
+  const std::optional<peer::UniqueFd> socket = detail::ConnectStream(
+      session.DataHost(), *port, run.params().rails.front(), run.deadline().Remaining(), &error);
+  if (!socket) {
+    detail::SetFailure(&run.result(), error.reason, "echo stream: " + error.message);
+    return {};
+  }
+  return PingPong(socket->get(), size, allowed, run);
+}
+
+void MeasureRoundTrips(detail::InitiatorRun& run) {
+  const ProbeParams& params = run.params();
+  ProbeResult& result = run.result();
   const std::uint64_t size =
       params.message_sizes_bytes.empty() ? std::uint64_t{8} : params.message_sizes_bytes[0];
-  const std::uint64_t round_trips_allowed =
+  const std::uint64_t allowed =
       std::min<std::uint64_t>(kTcpRttMaxRoundTrips + kTcpRttWarmupRoundTrips, kRttMaxBytes / size);
   result.message_size_bytes = size;
-
-  peer::ProbeSetup setup;
-  setup.kind = ProbeKindName(ProbeKind::kTcpRtt);
-  setup.rail = rail.name;
-  setup.message_sizes_bytes = {size};
-  setup.duration_seconds = std::chrono::duration<double>(params.duration).count();
-  setup.max_bytes = size * round_trips_allowed;
   detail::PeerProbeSession session;
-  if (!session.Open(params, context, setup, deadline, &result)) return result;
-
-  std::uint64_t round_trips = 0;
-  double seconds = 0;
-  {
-    std::optional<peer::UniqueFd> socket;
-    const std::optional<std::uint16_t> port = session.DataPort();
-    peer::NetError error;
-    if (!port) {
-      detail::SetFailure(&result, "protocol", "the peer's setup reply has no tcp_port");
-    } else if (socket = detail::ConnectStream(session.DataHost(), *port, rail, deadline.Remaining(),
-                                              &error);
-               !socket) {
-      detail::SetFailure(&result, error.reason, "echo stream: " + error.message);
-    }
-    if (socket) {
-      detail::SetNoDelay(socket->get());
-      std::vector<char> message(size, 'p');
-      std::vector<char> echo(size);
-      const Clock::time_point start = Clock::now();
-      const Clock::time_point end = std::min(start + params.duration, deadline.deadline());
-      Clock::time_point now = start;
-      const Clock::duration warmup_limit = (end - start) / 10;
-      Failure failure;
-      while (round_trips < round_trips_allowed && now < end) {
-        if (!CheckDeadline(deadline, &failure)) break;
-        const Clock::time_point sent_at = Clock::now();
-        if (!SendAll(socket->get(), message.data(), message.size(), deadline, &failure) ||
-            !ReceiveAll(socket->get(), echo.data(), echo.size(), deadline, &failure)) {
-          break;
-        }
-        now = Clock::now();
-        // Slow rails may not finish the warm-up early in the run; their samples still count.
-        if (round_trips >= kTcpRttWarmupRoundTrips || now - start >= warmup_limit) {
-          result.rtt_samples_seconds.push_back(
-              std::chrono::duration<double>(now - sent_at).count());
-        }
-        ++round_trips;
-      }
-      seconds = std::chrono::duration<double>(now - start).count();
-      if (!failure.reason.empty()) detail::SetFailure(&result, failure.reason, failure.message);
-    }
-  }  // the echo stream is closed before probe_done
-
-  json measured{{"round_trips", round_trips}, {"bytes_sent", round_trips * size}};
-  if (!result.error_reason.empty()) measured["error"] = result.error_reason;
-  json report;
-  const bool reported = session.Finish(measured, deadline, &report, &result);
-  counters.Finish(&result);
-  result.local_cpu_seconds = ThreadCpuSeconds() - cpu_start;
-  if (reported) result.peer_cpu_seconds = detail::ReportNumber(report, "cpu_seconds");
-  result.bytes = round_trips * size;
+  if (!run.OpenSession(run.Setup({params.rails.front()}, size, size * allowed), &session)) {
+    run.EndBeforeTransfer();
+    return;
+  }
+  const RoundTrips done = OverEchoStream(session, size, allowed, run);
+  const std::optional<json> report = run.FinishSession(
+      &session, json{{"round_trips", done.count}, {"bytes_sent", done.count * size}});
+  result.peer_cpu_seconds = detail::PeerCpuSeconds(report);
+  result.bytes = done.count * size;
   result.bytes_sent = result.bytes;
-  result.seconds = seconds;
+  result.seconds = done.seconds;
   result.rtt = SummariseInPlace(result.rtt_samples_seconds);
   if (result.error_reason.empty() && !result.rtt) {
     detail::SetFailure(&result, "stream", "no round trip completed");
   }
-  if (!result.error_reason.empty()) {
-    detail::SetFailure(&result, result.error_reason, result.error_message);
-    return result;
-  }
-  result.success = true;
-  result.finished_at = std::chrono::system_clock::now();
-  return result;
+}
+
+}  // namespace
+
+ProbeResult TcpRttProbe::Run(const ProbeParams& params, const ProbeContext& context) {
+  return detail::RunInitiator({ProbeKind::kTcpRtt, Validate(params)}, params, context,
+                              MeasureRoundTrips);
 }
 
 }  // namespace rail::probe

@@ -26,6 +26,18 @@ constexpr std::chrono::milliseconds kDrainLimit{1000};
 // poll() waits at most this long, so that `stop` and idle streams are noticed in time.
 constexpr std::chrono::milliseconds kPollSlice{20};
 
+// Accepts a connection on a ready listener into `sockets`; true when it did. A listener that
+// fails (other than by a connection gone before it was accepted) is closed.
+bool AcceptStream(peer::UniqueFd* listener, std::vector<peer::UniqueFd>* sockets) {
+  peer::UniqueFd socket(accept4(listener->get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
+  if (!socket) {
+    if (!detail::IsRetryable(errno) && errno != ECONNABORTED) listener->reset();
+    return false;
+  }
+  sockets->push_back(std::move(socket));
+  return true;
+}
+
 }  // namespace
 
 bool TcpSinkHandler::Setup(const peer::ProbeSetup& request, json* reply_fields, std::string* reason,
@@ -94,15 +106,7 @@ void TcpSinkHandler::Serve(const std::atomic<bool>& stop) {
         }
         continue;
       }
-      peer::UniqueFd socket(
-          accept4(listener_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
-      if (!socket && (detail::IsRetryable(errno) || errno == ECONNABORTED)) continue;
-      if (!socket) {
-        listener_.reset();
-        continue;
-      }
-      sockets.push_back(std::move(socket));
-      ++streams_accepted_;
+      if (AcceptStream(&listener_, &sockets)) ++streams_accepted_;
     }
   }
   sockets.clear();

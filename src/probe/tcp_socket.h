@@ -4,7 +4,10 @@
 // non-blocking and serve every stream from one thread with poll(), waiting at most kTcpSlice.
 #pragma once
 
+#include <sys/socket.h>
+
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -60,5 +63,25 @@ class PageAlignedBuffer {
 
 // True for errno values that only mean "the slice passed, try again".
 bool IsRetryable(int error_number);
+
+enum class SendEnd { kSent, kStopped, kFailed };
+// Sends all of `size` bytes at `data` on a blocking socket with slice timeouts; after every slice
+// that passed without progress, `keep_trying()` says whether to go on (kStopped when it says no).
+// kFailed when the socket failed, errno then saying why.
+template <typename KeepTrying>
+SendEnd SendAll(int fd, const char* data, std::size_t size, KeepTrying&& keep_trying) {
+  while (size > 0) {
+    const ssize_t sent = send(fd, data, size, MSG_NOSIGNAL);
+    if (sent > 0) {
+      data += sent;
+      size -= static_cast<std::size_t>(sent);
+    } else if (sent < 0 && IsRetryable(errno)) {
+      if (!keep_trying()) return SendEnd::kStopped;
+    } else {
+      return SendEnd::kFailed;
+    }
+  }
+  return SendEnd::kSent;
+}
 
 }  // namespace rail::probe::detail

@@ -134,6 +134,98 @@ std::optional<std::string> Validate(const ProbeParams& params) {
   return std::nullopt;
 }
 
+// Connects every stream before any sends, as iperf3 does, so that they share the window; false
+// (the result says why) as soon as one cannot.
+bool ConnectStreams(const detail::PeerProbeSession& session, detail::InitiatorRun& run,
+                    std::vector<SenderStream>* streams) {
+  const std::optional<std::uint16_t> port = session.DataPort();
+  if (!port) {
+    detail::SetFailure(&run.result(), "protocol", "the peer's setup reply has no tcp_port");
+    return false;
+  }
+  for (SenderStream& stream : *streams) {
+    peer::NetError error;
+    std::optional<peer::UniqueFd> socket = detail::ConnectStream(
+        session.DataHost(), *port, run.params().rails.front(), run.deadline().Remaining(), &error);
+    if (!socket) {
+      detail::SetFailure(&run.result(), error.reason, "data stream: " + error.message);
+      return false;
+    }
+    stream.socket = std::move(*socket);
+    if (!peer::SetBlocking(stream.socket.get(), false)) {
+      detail::SetFailure(&run.result(), "io",
+                         std::string("data stream: cannot configure: ") + std::strerror(errno));
+      return false;
+    }
+    stream.budget = kTcpThroughputMaxBytes / streams->size();
+  }
+  return true;
+}
+
+// Sends buffers of `buffer_bytes` on every stream for the run's duration; the result gets the
+// bytes send() accepted and the first stream failure. Returns the time spent sending.
+double SendForDuration(std::vector<SenderStream>& streams, std::uint64_t buffer_bytes,
+                       detail::InitiatorRun& run) {
+  const detail::PageAlignedBuffer buffer(buffer_bytes, 'r');
+  const Clock::time_point start = Clock::now();
+  const Clock::time_point end = std::min(start + run.params().duration, run.deadline().deadline());
+  SendAll(&streams, buffer, end, run.deadline());
+  Clock::time_point finished = start;
+  for (const SenderStream& stream : streams) {
+    finished = std::max(finished, stream.finished);
+    run.result().bytes_sent += stream.bytes;
+    if (!stream.error_reason.empty()) {
+      detail::SetFailure(&run.result(), stream.error_reason, stream.error_message);
+    }
+  }
+  return std::chrono::duration<double>(finished - start).count();
+}
+
+// The receiver's count over the receiver's window (or the sender's time, TcpThroughputSeconds),
+// from the peer's report.
+void AddReceiverCount(const json& report, double sending_seconds, ProbeResult* result) {
+  result->bytes = detail::ReportCount(report, "bytes_received").value_or(0);
+  result->seconds =
+      TcpThroughputSeconds(detail::ReportNumber(report, "seconds").value_or(0), sending_seconds);
+  if (result->seconds > 0) {
+    result->throughput_bytes_per_second = static_cast<double>(result->bytes) / result->seconds;
+  }
+  if (result->error_reason.empty() && result->bytes == 0) {
+    detail::SetFailure(result, "stream", "no bytes arrived at the peer");
+  }
+}
+
+void MeasureThroughput(detail::InitiatorRun& run) {
+  const ProbeParams& params = run.params();
+  ProbeResult& result = run.result();
+  const std::uint64_t buffer_bytes =
+      std::min(params.message_sizes_bytes.empty() ? std::uint64_t{128 * 1024}
+                                                  : params.message_sizes_bytes[0],
+               kTcpMaxSendBufferBytes);
+  result.message_size_bytes = buffer_bytes;
+  result.streams = params.streams;
+  peer::ProbeSetup setup = run.Setup({params.rails.front()}, buffer_bytes, kTcpThroughputMaxBytes);
+  setup.streams = params.streams;
+  detail::PeerProbeSession session;
+  if (!run.OpenSession(setup, &session)) {
+    run.EndBeforeTransfer();
+    return;
+  }
+  std::vector<SenderStream> streams(params.streams);  // closed on return, after probe_done
+  double sending_seconds = 0;
+  if (ConnectStreams(session, run, &streams)) {
+    sending_seconds = SendForDuration(streams, buffer_bytes, run);
+  }
+  // probe_done is sent even after a failure, so that the peer stops waiting for streams.
+  const std::optional<json> report =
+      run.FinishSession(&session, json{{"bytes_sent", result.bytes_sent},
+                                       {"seconds", sending_seconds},
+                                       {"streams", params.streams}});
+  if (!report) return;
+  result.peer_cpu_seconds = detail::ReportNumber(*report, "cpu_seconds");
+  AddReceiverCount(*report, sending_seconds, &result);
+}
+
 }  // namespace
 
 double TcpThroughputSeconds(double receiver_seconds, double sending_seconds) {
@@ -141,100 +233,8 @@ double TcpThroughputSeconds(double receiver_seconds, double sending_seconds) {
 }
 
 ProbeResult TcpThroughputProbe::Run(const ProbeParams& params, const ProbeContext& context) {
-  ProbeResult result = detail::NewResult(params);
-  result.kind = ProbeKind::kTcpThroughput;
-  if (std::optional<std::string> invalid = Validate(params)) {
-    detail::SetFailure(&result, "invalid_argument", *invalid);
-    return result;
-  }
-  const double cpu_start = ThreadCpuSeconds();
-  const detail::ProbeDeadline deadline(params.timeout, context.cancel);
-  const detail::CounterCheck counters(context, params);
-  const ProbeRail& rail = params.rails.front();
-  const std::uint64_t buffer_bytes =
-      std::min(params.message_sizes_bytes.empty() ? std::uint64_t{128 * 1024}
-                                                  : params.message_sizes_bytes[0],
-               kTcpMaxSendBufferBytes);
-  result.message_size_bytes = buffer_bytes;
-  result.streams = params.streams;
-
-  peer::ProbeSetup setup;
-  setup.kind = ProbeKindName(ProbeKind::kTcpThroughput);
-  setup.rail = rail.name;
-  setup.message_sizes_bytes = {buffer_bytes};
-  setup.duration_seconds = std::chrono::duration<double>(params.duration).count();
-  setup.max_bytes = kTcpThroughputMaxBytes;
-  setup.streams = params.streams;
-  detail::PeerProbeSession session;
-  if (!session.Open(params, context, setup, deadline, &result)) return result;
-
-  // Every stream connects before any sends, as iperf3 does, so that they share the window.
-  std::vector<SenderStream> streams(params.streams);
-  const std::optional<std::uint16_t> port = session.DataPort();
-  if (!port) detail::SetFailure(&result, "protocol", "the peer's setup reply has no tcp_port");
-  for (SenderStream& stream : streams) {
-    if (!result.error_reason.empty()) break;
-    peer::NetError error;
-    std::optional<peer::UniqueFd> socket =
-        detail::ConnectStream(session.DataHost(), *port, rail, deadline.Remaining(), &error);
-    if (!socket) {
-      detail::SetFailure(&result, error.reason, "data stream: " + error.message);
-      break;
-    }
-    stream.socket = std::move(*socket);
-    if (!peer::SetBlocking(stream.socket.get(), false)) {
-      detail::SetFailure(&result, "io",
-                         std::string("data stream: cannot configure: ") + std::strerror(errno));
-      break;
-    }
-    stream.budget = kTcpThroughputMaxBytes / params.streams;
-  }
-
-  const detail::PageAlignedBuffer buffer(buffer_bytes, 'r');
-  const Clock::time_point start = Clock::now();
-  double sending_seconds = 0;
-  if (result.error_reason.empty()) {
-    const Clock::time_point end = std::min(start + params.duration, deadline.deadline());
-    SendAll(&streams, buffer, end, deadline);
-    Clock::time_point finished = start;
-    for (const SenderStream& stream : streams) {
-      finished = std::max(finished, stream.finished);
-      result.bytes_sent += stream.bytes;
-      if (!stream.error_reason.empty()) {
-        detail::SetFailure(&result, stream.error_reason, stream.error_message);
-      }
-    }
-    sending_seconds = std::chrono::duration<double>(finished - start).count();
-  }
-
-  // probe_done is sent even after a failure, so that the peer stops waiting for streams.
-  json measured{
-      {"bytes_sent", result.bytes_sent}, {"seconds", sending_seconds}, {"streams", params.streams}};
-  if (!result.error_reason.empty()) measured["error"] = result.error_reason;
-  json report;
-  const bool reported = session.Finish(measured, deadline, &report, &result);
-  streams.clear();  // closes the data sockets
-  counters.Finish(&result);
-  result.local_cpu_seconds += ThreadCpuSeconds() - cpu_start;
-  if (reported) {
-    result.peer_cpu_seconds = detail::ReportNumber(report, "cpu_seconds");
-    result.bytes = detail::ReportCount(report, "bytes_received").value_or(0);
-    result.seconds =
-        TcpThroughputSeconds(detail::ReportNumber(report, "seconds").value_or(0), sending_seconds);
-    if (result.seconds > 0) {
-      result.throughput_bytes_per_second = static_cast<double>(result.bytes) / result.seconds;
-    }
-    if (result.error_reason.empty() && result.bytes == 0) {
-      detail::SetFailure(&result, "stream", "no bytes arrived at the peer");
-    }
-  }
-  if (!result.error_reason.empty()) {
-    detail::SetFailure(&result, result.error_reason, result.error_message);
-    return result;
-  }
-  result.success = true;
-  result.finished_at = std::chrono::system_clock::now();
-  return result;
+  return detail::RunInitiator({ProbeKind::kTcpThroughput, Validate(params)}, params, context,
+                              MeasureThroughput);
 }
 
 }  // namespace rail::probe

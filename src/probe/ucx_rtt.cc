@@ -1,8 +1,7 @@
 // ucx_rtt: tagged ping-pong over one rail-restricted context; every sample is a full round trip.
 #include <algorithm>
-#include <exception>
 
-#include "ucx_probe_run.h"
+#include "probe/ucx/initiator.h"
 
 namespace rail::probe {
 
@@ -15,78 +14,63 @@ constexpr std::uint64_t kDefaultRttBytes = 8;
 // tcp_rtt's so that large messages do not exceed any responder's byte limit.
 constexpr std::uint64_t kRttMaxBytes = std::uint64_t{1} << 30;
 
+void MeasureRoundTrips(detail::InitiatorRun& run) {
+  const ProbeParams& params = run.params();
+  ProbeResult& result = run.result();
+  const detail::DeadlineWatchdog watchdog(run.deadline());
+  const std::uint64_t size = detail::MessageSize(params, kDefaultRttBytes);
+  const std::size_t max_round_trips =
+      static_cast<std::size_t>(std::min<std::uint64_t>(kUcxRttMaxRoundTrips, kRttMaxBytes / size));
+  result.message_size_bytes = size;
+
+  detail::UcxPeerLink link;
+  detail::UcxPeerLink::Request request;
+  request.rails = params.rails;
+  request.message_bytes = size;
+  // Twice the message: the echo lands in the upper half, never over the ping UCX may still
+  // be reading.
+  request.local_buffer_bytes = static_cast<std::size_t>(2 * size);
+  request.max_bytes = std::max<std::uint64_t>(size, size * max_round_trips);
+  RttOutcome outcome;
+  if (link.Open(request, run)) {
+    link.CaptureLanes();
+    detail::BoundDrainTimeout(link.side(), run.deadline());
+    outcome = link.side().RunRtt(
+        static_cast<std::size_t>(size),
+        std::min<std::chrono::nanoseconds>(params.duration, run.deadline().Remaining()),
+        max_round_trips, watchdog.flag());
+    link.CaptureLanes();
+    if (!outcome.ok()) {
+      detail::SetFailure(&result, detail::ProbeAbortReason(outcome.error_reason, run.deadline()),
+                         outcome.error_message);
+    }
+  }
+  const std::uint64_t round_trips = outcome.samples_seconds.size();
+  const std::optional<json> report =
+      link.Finish(json{{"round_trips", round_trips}, {"bytes_sent", round_trips * size}}, run);
+
+  double seconds = 0;
+  for (const double sample : outcome.samples_seconds) seconds += sample;
+  result.seconds = seconds;
+  result.bytes = round_trips * size;
+  result.bytes_sent = result.bytes;
+  result.rtt = SummariseInPlace(outcome.samples_seconds);
+  result.rtt_samples_seconds = std::move(outcome.samples_seconds);
+  result.lanes = link.lanes();
+  detail::AddFallbackRails(result.lanes, params.rails, &result);
+  result.peer_cpu_seconds = detail::PeerCpuSeconds(report);
+  if (result.error_reason.empty() && !result.rtt) {
+    detail::SetFailure(&result, "no_data", "no round trip completed");
+  }
+}
+
 }  // namespace
 
 ProbeResult UcxRttProbe::Run(const ProbeParams& params, const ProbeContext& context) {
-  ProbeResult result = detail::NewResult(params);
-  result.kind = ProbeKind::kUcxRtt;
-  try {
-    if (std::optional<std::string> invalid =
-            detail::ValidateUcxParams(params, false, kDefaultRttBytes)) {
-      detail::SetFailure(&result, "invalid_argument", *invalid);
-      return result;
-    }
-    ProbeParams one = params;
-    one.kind = ProbeKind::kUcxRtt;
-    one.rails.resize(1);
-    result.rails = {one.rails.front().name};
-
-    const double cpu_start = ThreadCpuSeconds();
-    const detail::ProbeDeadline deadline(one.timeout, context.cancel);
-    const detail::DeadlineWatchdog watchdog(deadline);
-    const detail::CounterCheck counters(context, one);
-    const std::uint64_t size = detail::MessageSize(one, kDefaultRttBytes);
-    const std::size_t max_round_trips = static_cast<std::size_t>(
-        std::min<std::uint64_t>(kUcxRttMaxRoundTrips, kRttMaxBytes / size));
-    result.message_size_bytes = size;
-
-    detail::UcxPeerLink link;
-    detail::UcxPeerLink::Request request;
-    request.kind = ProbeKind::kUcxRtt;
-    request.rails = one.rails;
-    request.message_bytes = size;
-    // Twice the message: the echo lands in the upper half, never over the ping UCX may still
-    // be reading.
-    request.local_buffer_bytes = static_cast<std::size_t>(2 * size);
-    request.max_bytes = std::max<std::uint64_t>(size, size * max_round_trips);
-    RttOutcome outcome;
-    if (link.Open(request, one, context, deadline, &result)) {
-      link.CaptureLanes();
-      detail::BoundDrainTimeout(link.side(), deadline);
-      outcome =
-          link.side().RunRtt(static_cast<std::size_t>(size),
-                             std::min<std::chrono::nanoseconds>(one.duration, deadline.Remaining()),
-                             max_round_trips, watchdog.flag());
-      link.CaptureLanes();
-      if (!outcome.ok()) {
-        detail::SetFailure(&result, detail::ProbeAbortReason(outcome.error_reason, deadline),
-                           outcome.error_message);
-      }
-    }
-    const std::uint64_t round_trips = outcome.samples_seconds.size();
-    const std::optional<json> report = link.Finish(
-        json{{"round_trips", round_trips}, {"bytes_sent", round_trips * size}}, deadline, &result);
-    counters.Finish(&result);
-
-    double seconds = 0;
-    for (const double sample : outcome.samples_seconds) seconds += sample;
-    result.seconds = seconds;
-    result.bytes = round_trips * size;
-    result.bytes_sent = result.bytes;
-    result.rtt = SummariseInPlace(outcome.samples_seconds);
-    result.rtt_samples_seconds = std::move(outcome.samples_seconds);
-    result.lanes = link.lanes();
-    detail::AddFallbackRails(result.lanes, one.rails, &result);
-    if (report) result.peer_cpu_seconds = detail::ReportNumber(*report, "cpu_seconds");
-    result.local_cpu_seconds = ThreadCpuSeconds() - cpu_start;
-    if (result.error_reason.empty() && !result.rtt) {
-      detail::SetFailure(&result, "no_data", "no round trip completed");
-    }
-    detail::FinishResult(&result);
-  } catch (const std::exception& error) {
-    detail::SetFailure(&result, "internal", error.what());
-  }
-  return result;
+  return detail::RunInitiator(
+      {ProbeKind::kUcxRtt, detail::ValidateUcxParams(params, false, kDefaultRttBytes),
+       /*first_rail_only=*/true},
+      params, context, MeasureRoundTrips);
 }
 
 }  // namespace rail::probe

@@ -1,4 +1,5 @@
-// The UCX probe kinds and their responder half, built on UcxProbeSide (ucx_session.h).
+// The UCX probe kinds. Their mechanics (UcxProbeSide) and their responder half (UcxHandler) are
+// private to the probe layer, under src/probe/ucx/.
 //
 // Every kind sets up one control session per UCP context with the peer's responder
 // (responder.h): the initiator creates its side, sends its worker address in probe_setup; the
@@ -43,15 +44,10 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
-#include <memory>
-#include <nlohmann/json.hpp>
-#include <string>
-#include <vector>
 
-#include "rail/peer/responder.h"
 #include "rail/probe/probe.h"
-#include "rail/probe/ucx_session.h"
 
 namespace rail::probe {
 
@@ -88,29 +84,6 @@ class UcxMultirailThroughputProbe final : public Probe {
  public:
   ProbeKind kind() const override { return ProbeKind::kUcxMultirailThroughput; }
   ProbeResult Run(const ProbeParams& params, const ProbeContext& context) override;
-};
-
-// The responder's half of every UCX kind: one side over `rails` (several only for
-// ucx_multirail_throughput), with a buffer of the largest requested message size, connected to
-// the initiator's worker address. Setup reply: {ucx_worker_address, ucx_rkey (base64),
-// buffer_address, buffer_bytes, devices}. Serve: UcxProbeSide::Serve (event-driven when idle),
-// then a forced close. Report: {cpu_seconds (Setup and Serve), pings_echoed, am_messages,
-// am_bytes, errors[, last_error]}.
-class UcxHandler final : public peer::ProbeSessionHandler {
- public:
-  UcxHandler(ProbeKind kind, std::vector<ProbeRail> rails)
-      : kind_(kind), rails_(std::move(rails)) {}
-  bool Setup(const peer::ProbeSetup& request, nlohmann::json* reply_fields, std::string* reason,
-             std::string* message) override;
-  void Serve(const std::atomic<bool>& stop) override;
-  nlohmann::json Report() override;
-
- private:
-  ProbeKind kind_;
-  std::vector<ProbeRail> rails_;
-  std::unique_ptr<UcxProbeSide> side_;
-  double cpu_seconds_ = 0;
-  ServeCounters counters_;
 };
 
 }  // namespace rail::probe

@@ -8,7 +8,8 @@
 #include <ostream>
 #include <thread>
 
-#include "probe/ucx_probe_run.h"
+#include "probe/ucx/handler.h"
+#include "probe/ucx/initiator.h"
 #include "rail/peer/connection.h"
 #include "ucx_probe_fixture.h"
 

@@ -26,7 +26,7 @@
 #include "rail/probe/probe.h"
 #include "rail/probe/ucx.h"
 #include "rail/sysfs/filesystem.h"
-#include "unit/probe/ucx_test_network.h"
+#include "ucx_test_network.h"
 
 namespace rail::probe::testing {
 

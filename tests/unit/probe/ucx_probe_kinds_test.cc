@@ -7,10 +7,6 @@
 #include "ucx_probe_fixture.h"
 
 namespace rail::probe {
-
-// PrintTo(UcxOperation) is defined once for the binary, in ucx_probe_side_test.cc.
-void PrintTo(UcxOperation operation, std::ostream* out);
-
 namespace {
 
 using testing::HasLane;

@@ -5,16 +5,10 @@
 #include <chrono>
 #include <ostream>
 
+#include "probe/ucx/blob.h"
 #include "ucx_test_network.h"
 
 namespace rail::probe {
-
-// Names the operation in gtest's output (found by argument-dependent lookup, so it lives in the
-// namespace of UcxOperation).
-void PrintTo(UcxOperation operation, std::ostream* out) {
-  *out << UcxOperationName(operation);
-}
-
 namespace {
 
 using std::chrono::milliseconds;

@@ -19,17 +19,28 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
-#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <ostream>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "rail/probe/ucx_session.h"
+#include "probe/ucx/side.h"
+
+namespace rail::probe {
+
+// Names the operation in gtest's output (found by argument-dependent lookup, so it lives in the
+// namespace of UcxOperation).
+inline void PrintTo(UcxOperation operation, std::ostream* out) {
+  *out << UcxOperationName(operation);
+}
+
+}  // namespace rail::probe
 
 namespace rail::probe::testing {
 
@@ -56,8 +67,8 @@ class PrivateNetworkEnvironment : public ::testing::Environment {
     for (int attempt = 0; attempt < 200; ++attempt) {
       if (FILE* file = std::fopen(path.c_str(), "r")) {
         char state[16] = {};
-        const bool up = std::fgets(state, sizeof(state), file) != nullptr &&
-                        std::strncmp(state, "up", 2) == 0;
+        const bool up =
+            std::fgets(state, sizeof(state), file) != nullptr && std::strncmp(state, "up", 2) == 0;
         std::fclose(file);
         if (up) return true;
       }

@@ -1,22 +1,12 @@
 // The responder's side of the probes: echoing pings, receiving AM data and giving RMA targeted at
 // this side the progress that software transports (tcp) need, while sleeping on the worker's
 // event fd whenever nothing happens.
-#include <poll.h>
-
 #include <algorithm>
 #include <cstring>
 
-#include "rail/probe/ucx_session.h"
+#include "probe/ucx/side.h"
 
 namespace rail::probe {
-
-namespace {
-using Clock = std::chrono::steady_clock;
-
-// When the worker cannot be armed (a transport without event support), the responder still must
-// not spin: it looks at the worker this often instead, trading latency for an idle core.
-constexpr int kUnarmablePollMilliseconds = 1;
-}  // namespace
 
 void UcxProbeSide::RecordServeError(ucs_status_t status) {
   ++counters_.errors;
@@ -35,8 +25,11 @@ ServeCounters UcxProbeSide::Counters() const {
   return counters;
 }
 
-void UcxProbeSide::Wake() {
-  ucp_worker_signal(worker_.get());
+void UcxProbeSide::PostPingReceive() {
+  if (!detail::PostTagReceive(worker_.get(), &ping_, buffer_.data(), buffer_.bytes(), kPingTag)) {
+    RecordServeError(ping_.status);
+    ping_.done = false;  // nothing to echo; the next Serve call posts again
+  }
 }
 
 void UcxProbeSide::EchoCompletedPing() {
@@ -50,34 +43,22 @@ void UcxProbeSide::EchoCompletedPing() {
   if (!endpoint_) {
     RecordServeError(UCS_ERR_NOT_CONNECTED);
   } else {
-    ucp_request_param_t param{};
-    param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
-    param.cb.send = &UcxProbeSide::OnSendComplete;
-    param.user_data = &echo_sends_;
-    void* request = ucp_tag_send_nbx(endpoint_.get(), buffer_, echo_bytes, kPongTag, &param);
+    ucp_request_param_t param = echo_sends_.SendParam();
+    void* request = ucp_tag_send_nbx(endpoint_.get(), buffer_.data(), echo_bytes, kPongTag, &param);
     if (UCS_PTR_IS_ERR(request)) {
       RecordServeError(UCS_PTR_STATUS(request));
     } else {
       ++counters_.pings_echoed;
     }
   }
-  if (!PostTagReceive(&ping_, buffer_, buffer_bytes_, kPingTag)) {
-    RecordServeError(ping_.status);
-    ping_.done = false;  // nothing to echo; the next Serve call posts again
-  }
+  PostPingReceive();
 }
 
 void UcxProbeSide::Serve(const std::atomic<bool>& stop, std::chrono::nanoseconds busy_until_idle) {
-  ucp_worker_h worker = worker_.get();
-  if (ping_.request == nullptr && !ping_.done) {
-    if (!PostTagReceive(&ping_, buffer_, buffer_bytes_, kPingTag)) {
-      RecordServeError(ping_.status);
-      ping_.done = false;
-    }
-  }
+  if (ping_.request == nullptr && !ping_.done) PostPingReceive();
   Clock::time_point last_event = Clock::now();
   while (!stop.load(std::memory_order_relaxed)) {
-    bool active = ucp_worker_progress(worker) != 0;
+    bool active = worker_.Progress();
     if (ping_.done) {
       EchoCompletedPing();
       active = true;
@@ -90,20 +71,15 @@ void UcxProbeSide::Serve(const std::atomic<bool>& stop, std::chrono::nanoseconds
     if (now - last_event < busy_until_idle) continue;
 
     // Idle: sleep until the worker's fd signals, a Wake(), or the poll interval passes (to
-    // look at `stop`). Arming fails with BUSY when events arrived since the last progress.
-    const ucs_status_t armed = ucp_worker_arm(worker);
-    if (armed == UCS_ERR_BUSY) continue;
-    int timeout_ms = static_cast<int>(kIdlePollInterval.count());
-    if (armed != UCS_OK) {
-      if (counters_.last_error.empty()) RecordServeError(armed);
-      timeout_ms = kUnarmablePollMilliseconds;
+    // look at `stop`).
+    ucs_status_t armed = UCS_OK;
+    const bool woken = worker_.SleepUntilEvent(kIdlePollInterval, &armed);
+    if (armed != UCS_OK && armed != UCS_ERR_BUSY && counters_.last_error.empty()) {
+      RecordServeError(armed);
     }
-    pollfd descriptor{};
-    descriptor.fd = event_fd_;
-    descriptor.events = POLLIN;
-    if (poll(&descriptor, 1, timeout_ms) > 0) last_event = Clock::now();
+    if (woken) last_event = Clock::now();
   }
-  CancelTagReceive(&ping_);
+  detail::CancelTagReceive(worker_.get(), &ping_);
 }
 
 ucs_status_t UcxProbeSide::OnAmMessage(void* arg, const void* /*header*/,
@@ -112,7 +88,7 @@ ucs_status_t UcxProbeSide::OnAmMessage(void* arg, const void* /*header*/,
                                        const ucp_am_recv_param_t* param) noexcept {
   auto* self = static_cast<UcxProbeSide*>(arg);
   if ((param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) != 0) {
-    if (length > self->buffer_bytes_) {
+    if (length > self->buffer_.bytes()) {
       // Returned to the sender: its send completes with this status.
       self->RecordServeError(UCS_ERR_MESSAGE_TRUNCATED);
       return UCS_ERR_MESSAGE_TRUNCATED;
@@ -121,8 +97,8 @@ ucs_status_t UcxProbeSide::OnAmMessage(void* arg, const void* /*header*/,
     receive_param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
     receive_param.cb.recv_am = &UcxProbeSide::OnAmReceived;
     receive_param.user_data = self;
-    void* request =
-        ucp_am_recv_data_nbx(self->worker_.get(), data, self->buffer_, length, &receive_param);
+    void* request = ucp_am_recv_data_nbx(self->worker_.get(), data, self->buffer_.data(), length,
+                                         &receive_param);
     if (request == nullptr) {
       ++self->counters_.am_messages;
       self->counters_.am_bytes += length;
@@ -133,7 +109,7 @@ ucs_status_t UcxProbeSide::OnAmMessage(void* arg, const void* /*header*/,
     return UCS_OK;
   }
   // Eager: the payload is already here; copy it as an application would, then UCX frees it.
-  std::memcpy(self->buffer_, data, std::min(length, self->buffer_bytes_));
+  std::memcpy(self->buffer_.data(), data, std::min(length, self->buffer_.bytes()));
   ++self->counters_.am_messages;
   self->counters_.am_bytes += length;
   return UCS_OK;

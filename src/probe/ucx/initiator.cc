@@ -1,4 +1,4 @@
-#include "ucx_probe_run.h"
+#include "probe/ucx/initiator.h"
 
 #include <algorithm>
 
@@ -30,67 +30,6 @@ std::optional<std::string> ReplyBlob(const json& reply, const char* field, std::
 }
 
 }  // namespace
-
-UcxContextSpec UcxSpecFor(const std::vector<ProbeRail>& rails, const std::string& transports) {
-  UcxContextSpec spec;
-  for (const ProbeRail& rail : rails) spec.net_devices.push_back(rail.ucx_device);
-  spec.transports = transports.empty() ? kUcxDefaultTransports : transports;
-  const unsigned count = static_cast<unsigned>(std::max<std::size_t>(rails.size(), 1));
-  spec.max_rndv_rails = count;
-  if (count > 1) spec.extra_config["MAX_EAGER_RAILS"] = std::to_string(count);
-  return spec;
-}
-
-std::string JoinRailNames(const std::vector<ProbeRail>& rails) {
-  std::string joined;
-  for (const ProbeRail& rail : rails) {
-    if (!joined.empty()) joined += ',';
-    joined += rail.name;
-  }
-  return joined;
-}
-
-bool IsRdmaTransport(std::string_view transport) {
-  for (std::string_view family : {"rc", "dc", "ud", "gga", "ugni"}) {
-    if (transport == family) return true;
-    if (transport.size() > family.size() && transport.starts_with(family) &&
-        transport[family.size()] == '_') {
-      return true;
-    }
-  }
-  return false;
-}
-
-std::vector<TransportLane> MapLanes(const std::vector<std::pair<std::string, std::string>>& pairs,
-                                    const std::vector<ProbeRail>& rails) {
-  std::vector<TransportLane> lanes;
-  // Not a structured binding: clang 14 (the fuzz build's) cannot capture one in a lambda.
-  for (const auto& pair : pairs) {
-    const std::string& device = pair.second;
-    TransportLane lane{pair.first, device, ""};
-    auto owner = std::find_if(rails.begin(), rails.end(),
-                              [&](const ProbeRail& rail) { return rail.ucx_device == device; });
-    if (owner == rails.end()) {
-      owner = std::find_if(rails.begin(), rails.end(), [&](const ProbeRail& rail) {
-        return !rail.netdev.empty() && rail.netdev == device;
-      });
-    }
-    if (owner != rails.end()) lane.rail = owner->name;
-    lanes.push_back(std::move(lane));
-  }
-  return lanes;
-}
-
-void AddFallbackRails(const std::vector<TransportLane>& lanes, const std::vector<ProbeRail>& rails,
-                      ProbeResult* result) {
-  for (const ProbeRail& rail : rails) {
-    if (!rail.expect_rdma || Contains(result->fallback_rails, rail.name)) continue;
-    const bool fell_back = std::any_of(lanes.begin(), lanes.end(), [&](const TransportLane& lane) {
-      return (lane.rail == rail.name || lane.rail.empty()) && !IsRdmaTransport(lane.transport);
-    });
-    if (fell_back) result->fallback_rails.push_back(rail.name);
-  }
-}
 
 std::uint64_t MessageSize(const ProbeParams& params, std::uint64_t default_size) {
   return params.message_sizes_bytes.empty() ? default_size : params.message_sizes_bytes[0];
@@ -156,31 +95,24 @@ UcxPeerLink::~UcxPeerLink() {
   if (side_ && side_->connected()) side_->Disconnect(UcxProbeSide::CloseMode::kForce);
 }
 
-bool UcxPeerLink::Open(const Request& request, const ProbeParams& params,
-                       const ProbeContext& context, const ProbeDeadline& deadline,
-                       ProbeResult* result) {
+bool UcxPeerLink::Open(const Request& request, InitiatorRun& run) {
   rails_ = request.rails;
   std::string reason;
   std::string message;
-  const UcxContextSpec spec = UcxSpecFor(rails_, params.ucx_transports);
+  const UcxContextSpec spec = UcxSpecFor(rails_, run.params().ucx_transports);
   side_ = UcxProbeSide::Create(spec, request.local_buffer_bytes, &reason, &message);
   if (!side_) {
-    SetFailure(result, reason, "local UCX side over '" + JoinRailNames(rails_) + "': " + message);
+    SetFailure(&run.result(), reason,
+               "local UCX side over '" + JoinRailNames(rails_) + "': " + message);
     return false;
   }
-  BoundDrainTimeout(*side_, deadline);
-
-  peer::ProbeSetup setup;
-  setup.kind = ProbeKindName(request.kind);
-  setup.rail = JoinRailNames(rails_);
-  setup.message_sizes_bytes = {request.message_bytes};
-  setup.duration_seconds = std::chrono::duration<double>(params.duration).count();
-  setup.max_bytes = request.max_bytes;
+  BoundDrainTimeout(*side_, run.deadline());
+  peer::ProbeSetup setup = run.Setup(rails_, request.message_bytes, request.max_bytes);
   setup.ucx_worker_address = side_->WorkerAddress();
-  if (!session_.Open(params, context, setup, deadline, result)) return false;
-  session_open_ = true;
+  return run.OpenSession(setup, &session_) && ConnectToPeer(session_.reply(), &run.result());
+}
 
-  const json& reply = session_.reply();
+bool UcxPeerLink::ConnectToPeer(const json& reply, ProbeResult* result) {
   std::string error;
   const std::optional<std::string> address = ReplyBlob(reply, "ucx_worker_address", &error);
   const std::optional<std::string> rkey =
@@ -195,6 +127,8 @@ bool UcxPeerLink::Open(const Request& request, const ProbeParams& params,
     SetFailure(result, "protocol", "the peer's setup reply has no buffer_address or buffer_bytes");
     return false;
   }
+  std::string reason;
+  std::string message;
   if (!side_->Connect(*address, &reason, &message)) {
     SetFailure(result, reason, "connecting to the peer's worker: " + message);
     return false;
@@ -213,11 +147,11 @@ void UcxPeerLink::CaptureLanes() {
   if (!pairs.empty()) lanes_ = MapLanes(pairs, rails_);
 }
 
-std::optional<json> UcxPeerLink::Finish(json measured, const ProbeDeadline& deadline,
-                                        ProbeResult* result) {
+std::optional<json> UcxPeerLink::Finish(json measured, InitiatorRun& run) {
   if (side_ && side_->connected()) {
+    const ProbeDeadline& deadline = run.deadline();
     const bool polite =
-        result->error_reason.empty() && !deadline.Expired() && !deadline.Cancelled();
+        run.result().error_reason.empty() && !deadline.Expired() && !deadline.Cancelled();
     if (polite) {
       side_->Disconnect(UcxProbeSide::CloseMode::kFlush,
                         std::min<std::chrono::nanoseconds>(UcxEndpoint::kDefaultCloseLimit,
@@ -226,21 +160,7 @@ std::optional<json> UcxPeerLink::Finish(json measured, const ProbeDeadline& dead
       side_->Disconnect(UcxProbeSide::CloseMode::kForce);
     }
   }
-  if (!session_open_) return std::nullopt;
-  // probe_done goes out even after a failure, so that the responder stops serving at once.
-  if (!result->error_reason.empty()) measured["error"] = result->error_reason;
-  json report;
-  if (!session_.Finish(measured, deadline, &report, result)) return std::nullopt;
-  return report;
-}
-
-void FinishResult(ProbeResult* result) {
-  if (!result->error_reason.empty()) {
-    SetFailure(result, result->error_reason, result->error_message);
-    return;
-  }
-  result->success = true;
-  result->finished_at = std::chrono::system_clock::now();
+  return run.FinishSession(&session_, std::move(measured));
 }
 
 }  // namespace rail::probe::detail

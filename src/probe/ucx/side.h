@@ -1,144 +1,38 @@
-// The UCX mechanics of the UCX probes: one side of a probe (context, worker, registered buffer,
-// endpoint to the peer) and the operations that move data between two sides. Nothing here knows
-// about the control channel: a side hands out opaque blobs (worker address, packed remote key)
-// that the caller carries to the peer by whatever means, and accepts the peer's blobs in return.
+// One side of a UCX probe (context, worker, registered buffer, endpoint to the peer) and the
+// operations that move data between two sides. Nothing here knows about the control channel: a
+// side hands out opaque blobs (worker address, packed remote key) that the caller carries to the
+// peer by whatever means, and accepts the peer's blobs in return.
 //
 // The same code drives every transport UCX selects (tcp on lab veths, rc_mlx5 on a ConnectX
 // port); which devices and transports a side may use is only ever restricted through its
 // UcxContextSpec, never by branching on the transport.
 //
-// Threads: a side's worker is created UCS_THREAD_MODE_SERIALIZED, so a side may be handed from
-// one thread to another (the control channel creates and connects it, a probe thread runs it)
-// but must never be used by two threads at once. The one exception is Wake(), which any thread
-// may call at any time.
+// Threads: see worker.h. A side may be handed from one thread to another but must never be used
+// by two threads at once; Wake() is the one exception.
+//
+// The side's parts live beside this file: context.h, worker.h, memory.h, endpoint.h,
+// requests.h; its operations in throughput.cc (initiator), rtt.cc (initiator), responder.cc and
+// abort.cc (what follows an aborted operation).
 #pragma once
-
-#include <ucp/api/ucp.h>
 
 #include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include <map>
 #include <memory>
-#include <optional>
 #include <string>
-#include <string_view>
 #include <utility>
 #include <vector>
 
+#include "probe/ucx/context.h"
+#include "probe/ucx/endpoint.h"
+#include "probe/ucx/memory.h"
+#include "probe/ucx/requests.h"
+#include "probe/ucx/worker.h"
 #include "rail/probe/probe.h"
 #include "rail/probe/result.h"
 
 namespace rail::probe {
-
-// ---------------------------------------------------------------------------------------------
-// RAII wrappers for UCX handles. Each is move-only and releases its handle with the matching UCX
-// call; handles whose release needs their parent (a worker address needs its worker, a memory
-// mapping its context) carry that parent along. Release order between handles is the owner's
-// job: UcxProbeSide declares its members so that children die before their parents.
-
-namespace detail {
-struct NoOwner {};
-void ReleaseConfig(NoOwner, ucp_config_t* config) noexcept;
-void ReleaseContext(NoOwner, ucp_context_h context) noexcept;
-void ReleaseWorker(NoOwner, ucp_worker_h worker) noexcept;
-void ReleaseWorkerAddress(ucp_worker_h worker, ucp_address_t* address) noexcept;
-void ReleaseMemory(ucp_context_h context, ucp_mem_h memory) noexcept;
-void ReleaseRkeyBuffer(NoOwner, void* rkey_buffer) noexcept;
-void ReleaseRemoteKey(NoOwner, ucp_rkey_h rkey) noexcept;
-}  // namespace detail
-
-template <typename Handle, typename Owner, void (*Release)(Owner, Handle) noexcept>
-class UcxUnique {
- public:
-  UcxUnique() = default;
-  UcxUnique(Owner owner, Handle handle) noexcept : owner_(owner), handle_(handle) {}
-  ~UcxUnique() { reset(); }
-  UcxUnique(const UcxUnique&) = delete;
-  UcxUnique& operator=(const UcxUnique&) = delete;
-  UcxUnique(UcxUnique&& other) noexcept : owner_(other.owner_), handle_(other.release()) {}
-  UcxUnique& operator=(UcxUnique&& other) noexcept {
-    if (this != &other) {
-      reset();
-      owner_ = other.owner_;
-      handle_ = other.release();
-    }
-    return *this;
-  }
-
-  Handle get() const noexcept { return handle_; }
-  explicit operator bool() const noexcept { return handle_ != Handle{}; }
-  void reset() noexcept {
-    if (handle_ != Handle{}) Release(owner_, handle_);
-    handle_ = Handle{};
-  }
-  Handle release() noexcept { return std::exchange(handle_, Handle{}); }
-
- private:
-  Owner owner_{};
-  Handle handle_{};
-};
-
-using UcxConfig = UcxUnique<ucp_config_t*, detail::NoOwner, detail::ReleaseConfig>;
-using UcxContext = UcxUnique<ucp_context_h, detail::NoOwner, detail::ReleaseContext>;
-using UcxWorker = UcxUnique<ucp_worker_h, detail::NoOwner, detail::ReleaseWorker>;
-using UcxMemory = UcxUnique<ucp_mem_h, ucp_context_h, detail::ReleaseMemory>;
-using UcxRemoteKey = UcxUnique<ucp_rkey_h, detail::NoOwner, detail::ReleaseRemoteKey>;
-
-// A packed buffer together with its length (worker address, packed remote key).
-template <typename Unique>
-struct UcxPackedBlob {
-  Unique handle;
-  std::size_t length = 0;
-};
-using UcxWorkerAddress =
-    UcxPackedBlob<UcxUnique<ucp_address_t*, ucp_worker_h, detail::ReleaseWorkerAddress>>;
-using UcxRkeyBuffer = UcxPackedBlob<UcxUnique<void*, detail::NoOwner, detail::ReleaseRkeyBuffer>>;
-
-// An endpoint. Closing needs the worker to make progress until UCX has flushed (or, forced,
-// cancelled) what is outstanding; both are bounded in time so that a dead peer cannot hang the
-// caller. The destructor closes politely (flush) unless MarkFailed() was called, in which case it
-// forces: after an endpoint error UCX only accepts a forced close.
-class UcxEndpoint {
- public:
-  UcxEndpoint() = default;
-  UcxEndpoint(ucp_worker_h worker, ucp_ep_h endpoint) noexcept
-      : worker_(worker), endpoint_(endpoint) {}
-  ~UcxEndpoint() { Close(failed_, kDefaultCloseLimit); }
-  UcxEndpoint(const UcxEndpoint&) = delete;
-  UcxEndpoint& operator=(const UcxEndpoint&) = delete;
-  UcxEndpoint(UcxEndpoint&& other) noexcept;
-  UcxEndpoint& operator=(UcxEndpoint&& other) noexcept;
-
-  ucp_ep_h get() const noexcept { return endpoint_; }
-  explicit operator bool() const noexcept { return endpoint_ != nullptr; }
-  void MarkFailed() noexcept { failed_ = true; }
-  // Forgets the endpoint without closing it (see UcxProbeSide's quarantine).
-  void Abandon() noexcept { endpoint_ = nullptr; }
-
-  // Closes now (no-op when empty). Outstanding operations complete (flush) or complete with
-  // UCS_ERR_CANCELED (force) before this returns, unless `limit` passes first, in which case the
-  // close request is abandoned to the worker and UCS_ERR_TIMED_OUT returned.
-  static constexpr std::chrono::milliseconds kDefaultCloseLimit{1000};
-  ucs_status_t Close(bool force, std::chrono::nanoseconds limit) noexcept;
-
- private:
-  ucp_worker_h worker_ = nullptr;
-  ucp_ep_h endpoint_ = nullptr;
-  bool failed_ = false;
-};
-
-// ---------------------------------------------------------------------------------------------
-
-struct UcxContextSpec {
-  std::vector<std::string> net_devices;  // UCX_NET_DEVICES, e.g. {"mlx5_0:1"} or {"ra0"}
-  std::string transports;                // UCX_TLS; empty = UCX default
-  unsigned max_rndv_rails = 1;           // UCX_MAX_RNDV_RAILS
-  // Any other UCX setting, by its name with or without the "UCX_" prefix, e.g.
-  // {"MAX_EAGER_RAILS", "2"}; applied after the fields above, so it may override them.
-  std::map<std::string, std::string> extra_config;
-};
 
 struct ThroughputOutcome {
   std::uint64_t bytes = 0;       // payload bytes of the operations that completed
@@ -175,18 +69,17 @@ class UcxProbeSide {
                                               std::string* error_reason,
                                               std::string* error_message);
   ~UcxProbeSide();
-  // Multi-device sides leaked by the quarantine above, since the process started.
+  // Multi-device sides leaked by the quarantine (see AbortEndpoint), since the process started.
   static int QuarantinedSides();
   static constexpr int kMaxQuarantinedSides = 4;
   UcxProbeSide(const UcxProbeSide&) = delete;
   UcxProbeSide& operator=(const UcxProbeSide&) = delete;
 
-  // Blobs for the peer. They are framed (magic, kind, length, checksum) so that a corrupted or
-  // foreign blob is refused here instead of being parsed by UCX, which trusts its input.
-  const std::string& WorkerAddress() const { return worker_address_blob_; }
-  const std::string& PackedRkey() const { return packed_rkey_blob_; }
-  std::uint64_t BufferAddress() const;
-  std::size_t BufferBytes() const { return buffer_bytes_; }
+  // Blobs for the peer, framed (blob.h).
+  const std::string& WorkerAddress() const { return worker_.AddressBlob(); }
+  const std::string& PackedRkey() const { return buffer_.PackedKeyBlob(); }
+  std::uint64_t BufferAddress() const { return buffer_.address(); }
+  std::size_t BufferBytes() const { return buffer_.bytes(); }
   const UcxContextSpec& spec() const { return spec_; }
 
   // Creates the endpoint to the peer's worker (error handling mode PEER, so a dead peer becomes
@@ -260,14 +153,14 @@ class UcxProbeSide {
   void Serve(const std::atomic<bool>& stop, std::chrono::nanoseconds busy_until_idle);
   static constexpr std::chrono::milliseconds kIdlePollInterval{50};
   // Interrupts a Serve sleeping in poll(), from any thread.
-  void Wake();
+  void Wake() { worker_.Signal(); }
   // Read it after Serve returned (or from Serve's thread).
   ServeCounters Counters() const;
 
   // ---- what the endpoint really uses ----
 
   // ucp_ep_print_info of the endpoint; "" when not connected.
-  std::string EndpointInfoText();
+  std::string EndpointInfoText() const { return endpoint_.InfoText(); }
   // The distinct (transport, device) pairs of the endpoint's data lanes, e.g. {"tcp", "ra0"}.
   // Empty when not connected or when the text does not parse (`error` says why; may be null).
   std::vector<std::pair<std::string, std::string>> LaneTransports(std::string* error = nullptr);
@@ -278,55 +171,59 @@ class UcxProbeSide {
   // Tags of the RTT ping-pong and the AM id of throughput messages; both sides use the same.
   static constexpr ucp_tag_t kPingTag = 0x7261696c70696e67;  // "railping"
   static constexpr ucp_tag_t kPongTag = 0x7261696c706f6e67;  // "railpong"
-  static constexpr ucp_tag_t kFullTagMask = ~ucp_tag_t{0};
   static constexpr unsigned kProbeAmId = 0x5a;
   static constexpr unsigned kRttWarmupRoundTrips = 8;
+  using Clock = std::chrono::steady_clock;
 
-  // Request bookkeeping shared with UCX callbacks; members so their address outlives any
-  // request still in UCX's hands.
-  struct OperationTracker {
-    std::uint64_t posted = 0;  // handed to UCX; completed may lag behind
-    std::uint64_t completed = 0;
-    std::uint64_t failed = 0;
-    ucs_status_t first_error = UCS_OK;
-    void Complete(ucs_status_t status) noexcept;
-  };
-  struct TagReceiveState {
-    void* request = nullptr;  // in flight; nullptr once completed
-    bool done = false;
-    ucs_status_t status = UCS_OK;
-    ucp_tag_recv_info_t info{};
-  };
-
-  static void OnEndpointError(void* arg, ucp_ep_h endpoint, ucs_status_t status) noexcept;
-  static void OnSendComplete(void* request, ucs_status_t status, void* user_data) noexcept;
-  static void OnTagReceived(void* request, ucs_status_t status, const ucp_tag_recv_info_t* info,
-                            void* user_data) noexcept;
+  bool RegisterAmHandler(std::string* error_reason, std::string* error_message);
   static ucs_status_t OnAmMessage(void* arg, const void* header, std::size_t header_length,
                                   void* data, std::size_t length,
                                   const ucp_am_recv_param_t* param) noexcept;
   static void OnAmReceived(void* request, ucs_status_t status, std::size_t length,
                            void* user_data) noexcept;
 
-  bool RegisterAmHandler(std::string* error_reason, std::string* error_message);
+  // ---- initiator (throughput.cc, rtt.cc) ----
+  bool CheckReadyToInitiate(bool needs_remote_memory, std::size_t message_bytes,
+                            std::string* reason, std::string* message) const;
   // Posts one operation of the throughput loop; false when UCX refused it (tracker records why).
   bool PostOperation(UcxOperation operation, std::size_t message_bytes);
+  // The untimed warm-up (one window and a flush) and the timed phase; each returns the abort
+  // reason or "".
+  std::string WarmUp(UcxOperation operation, std::size_t message_bytes, unsigned window,
+                     const std::atomic<bool>* cancel, std::string* message);
+  std::string TimedPhase(UcxOperation operation, std::size_t message_bytes, unsigned window,
+                         std::chrono::nanoseconds duration, const std::atomic<bool>* cancel,
+                         Clock::time_point* start, Clock::time_point* end, std::string* message);
+  // Posts whenever fewer than `window` operations are outstanding, until `stop_posting_at`, an
+  // operation or the endpoint fails, or `cancel`; the abort reason or "".
+  std::string KeepWindowFull(UcxOperation operation, std::size_t message_bytes, unsigned window,
+                             Clock::time_point stop_posting_at, const std::atomic<bool>* cancel,
+                             std::string* message);
   // Progresses until the tracker has seen `target` completions, or the deadline, a cancel or an
   // endpoint error; returns the abort reason or "".
-  std::string WaitForCompletions(std::uint64_t target,
-                                 std::chrono::steady_clock::time_point deadline,
+  std::string WaitForCompletions(std::uint64_t target, Clock::time_point deadline,
                                  const std::atomic<bool>* cancel, std::string* message);
-  std::string FlushEndpoint(std::chrono::steady_clock::time_point deadline,
-                            const std::atomic<bool>* cancel, std::string* message);
-  bool PostTagReceive(TagReceiveState* state, void* buffer, std::size_t bytes, ucp_tag_t tag);
-  void CancelTagReceive(TagReceiveState* state);
+  std::string FlushEndpoint(Clock::time_point deadline, const std::atomic<bool>* cancel,
+                            std::string* message);
   // One ping-pong; returns the abort reason or "".
-  std::string PingPong(std::size_t message_bytes, std::chrono::steady_clock::time_point deadline,
-                       const std::atomic<bool>* cancel,
-                       std::chrono::steady_clock::time_point* echoed_at, std::string* message);
-  // After an aborted operation: drains (DrainAfterAbort), then closes the endpoint by force so
-  // that UCX completes every request it still holds. Returns "" when everything had drained, else
-  // why not (for the probe's error message).
+  std::string PingPong(std::size_t message_bytes, Clock::time_point deadline,
+                       const std::atomic<bool>* cancel, Clock::time_point* echoed_at,
+                       std::string* message);
+  // Progresses until the echo arrived and the ping's send completed; the abort reason or "".
+  std::string WaitForEcho(std::uint64_t target, Clock::time_point deadline,
+                          const std::atomic<bool>* cancel, Clock::time_point* echoed_at,
+                          std::string* message);
+  static bool Cancelled(const std::atomic<bool>* cancel) {
+    return cancel != nullptr && cancel->load(std::memory_order_relaxed);
+  }
+  static double SecondsBetween(Clock::time_point start, Clock::time_point end) {
+    return std::chrono::duration<double>(end - start).count();
+  }
+
+  // ---- after an aborted operation (abort.cc) ----
+  // Drains (DrainAfterAbort), then closes the endpoint by force so that UCX completes every
+  // request it still holds. Returns "" when everything had drained, else why not (for the
+  // probe's error message).
   std::string AbortEndpoint();
   // Progresses until every operation posted has completed and a flush of the endpoint has
   // completed, i.e. until the peer has handled and acknowledged all of them. Closing with work
@@ -339,6 +236,16 @@ class UcxProbeSide {
   // kAbortDrainIdle without a completion (or of flushing), kAbortDrainLimit in all, or at once
   // when the endpoint has failed (the connection is gone already); false, and `why`, then.
   bool DrainAfterAbort(std::string* why);
+  // Puts the side in quarantine: see quarantined_.
+  void Quarantine();
+
+  // ---- responder (responder.cc) ----
+  void PostPingReceive();
+  void EchoCompletedPing();
+  void RecordServeError(ucs_status_t status);
+
+  UcxContextSpec spec_;
+  std::chrono::nanoseconds drain_timeout_ = std::chrono::seconds(10);
   // UCX 1.13.1 aborts the process (an assertion in ucp_request_send_state_ff, removed upstream
   // in openucx/ucx#8175) when an endpoint with several lanes is force-closed while operations
   // are posted to a peer that stopped progressing. Such a side, when DrainAfterAbort could not
@@ -346,47 +253,21 @@ class UcxProbeSide {
   // progressed again and are leaked when it is destroyed. The number of quarantined sides is
   // bounded; past it, multi-device sides are refused.
   bool quarantined_ = false;
-  bool CheckReadyToInitiate(bool needs_remote_memory, std::size_t message_bytes,
-                            std::string* reason, std::string* message) const;
-  void EchoCompletedPing();
-  void RecordServeError(ucs_status_t status);
-
-  UcxContextSpec spec_;
-  std::size_t buffer_bytes_ = 0;
-  std::chrono::nanoseconds drain_timeout_ = std::chrono::seconds(10);
 
   // The destructor releases these explicitly, children first; the declaration order (parents
   // first) would give the same order to the implicit member destructors.
   UcxContext context_;
-  UcxWorker worker_;
-  UcxWorkerAddress worker_address_;
-  UcxMemory memory_;
-  void* buffer_ = nullptr;  // owned by memory_ (allocated by ucp_mem_map)
-  UcxRkeyBuffer rkey_buffer_;
-  std::string worker_address_blob_;
-  std::string packed_rkey_blob_;
-  int event_fd_ = -1;  // owned by the worker
+  UcxProgressWorker worker_;
+  UcxLocalBuffer buffer_;
 
   OperationTracker tracker_;
   TagReceiveState pong_;  // initiator: the echo of the current ping
   TagReceiveState ping_;  // responder: the next ping
   OperationTracker echo_sends_;
   ServeCounters counters_;
-  ucs_status_t endpoint_status_ = UCS_OK;  // set by OnEndpointError
 
-  UcxEndpoint endpoint_;
-  UcxRemoteKey remote_key_;
-  std::uint64_t remote_address_ = 0;
-  std::size_t remote_bytes_ = 0;
+  UcxPeerEndpoint endpoint_;
+  UcxRemoteBuffer remote_;
 };
-
-namespace detail {
-// Blob framing (exposed for tests). Kinds: 'W' worker address, 'K' packed remote key.
-std::string FrameBlob(char kind, std::string_view payload);
-// The payload, or nullopt with `error` set when the blob is not a well-formed blob of `kind`.
-std::optional<std::string> UnframeBlob(char kind, std::string_view blob, std::string* error);
-// "ucx:" + ucs_status_string(status).
-std::string UcxReason(ucs_status_t status);
-}  // namespace detail
 
 }  // namespace rail::probe

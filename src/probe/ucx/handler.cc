@@ -1,38 +1,42 @@
-// The responder's half of the UCX kinds. Setup runs on the control session's thread, Serve on the
-// session's serving thread, Report on the session thread after Serve returned: the side is handed
-// from thread to thread but never used by two at once, as its serialized worker requires.
+#include "probe/ucx/handler.h"
+
 #include <algorithm>
 
+#include "probe/probe_run.h"
 #include "rail/peer/encoding.h"
 #include "rail/probe/ucx.h"
-#include "ucx_probe_run.h"
 
 namespace rail::probe {
 
 using nlohmann::json;
 
-bool UcxHandler::Setup(const peer::ProbeSetup& request, json* reply_fields, std::string* reason,
-                       std::string* message) {
-  const double cpu_start = ThreadCpuSeconds();
+bool UcxHandler::Admit(const peer::ProbeSetup& request, std::string* reason,
+                       std::string* message) const {
   if (rails_.empty()) {
-    *reason = "unknown_kind";
-    *message = "no local rail for this probe";
-    return false;
+    return detail::Fail(reason, message, "unknown_kind", "no local rail for this probe");
   }
   if (request.ucx_worker_address.empty()) {
-    *reason = "malformed";
-    *message = std::string(ProbeKindName(kind_)) + " needs the initiator's ucx_worker_address";
-    return false;
+    return detail::Fail(
+        reason, message, "malformed",
+        std::string(ProbeKindName(kind_)) + " needs the initiator's ucx_worker_address");
   }
   // FromJson guarantees at least one size, each positive.
   const std::uint64_t size =
       *std::max_element(request.message_sizes_bytes.begin(), request.message_sizes_bytes.end());
   if (size > kUcxMaxMessageBytes) {
-    *reason = "limit";
-    *message = "message size " + std::to_string(size) + " exceeds this responder's " +
-               std::to_string(kUcxMaxMessageBytes) + " bytes";
-    return false;
+    return detail::Fail(reason, message, "limit",
+                        "message size " + std::to_string(size) + " exceeds this responder's " +
+                            std::to_string(kUcxMaxMessageBytes) + " bytes");
   }
+  return true;
+}
+
+bool UcxHandler::Setup(const peer::ProbeSetup& request, json* reply_fields, std::string* reason,
+                       std::string* message) {
+  const double cpu_start = ThreadCpuSeconds();
+  if (!Admit(request, reason, message)) return false;
+  const std::uint64_t size =
+      *std::max_element(request.message_sizes_bytes.begin(), request.message_sizes_bytes.end());
   // The initiator's UCX_TLS does not travel: the default keeps memory transports out, and the
   // initiator's worker address offers only the transports it chose anyway.
   const UcxContextSpec spec = detail::UcxSpecFor(rails_, "");

@@ -1,7 +1,6 @@
-// What the UCX probe kinds share on the initiator's side: the context spec of a set of rails,
-// lanes mapped to rails and the fallback verdict, a watchdog that turns the probe's deadline into
-// the cancel flag UCX operations poll, and one UCX side together with its control session.
-// Internal to the probe layer.
+// What the UCX probe kinds share on the initiator's side, on top of probe_run.h: the checks of
+// their parameters, a watchdog that turns the probe's deadline into the cancel flag UCX operations
+// poll, and one UCX side together with its control session.
 #pragma once
 
 #include <atomic>
@@ -13,38 +12,15 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
-#include <string_view>
 #include <thread>
-#include <utility>
 #include <vector>
 
-#include "probe_run.h"
+#include "probe/probe_run.h"
+#include "probe/ucx/rail_lanes.h"
+#include "probe/ucx/side.h"
 #include "rail/probe/ucx.h"
-#include "rail/probe/ucx_session.h"
 
 namespace rail::probe::detail {
-
-// A context over `rails`: their ucx_devices, `transports` (kUcxDefaultTransports when empty), and
-// with several rails MAX_RNDV_RAILS and MAX_EAGER_RAILS = their number (UCX 1.13's tcp has no
-// zero-copy RMA lanes, so its rendezvous runs over the AM bandwidth lanes that MAX_EAGER_RAILS
-// counts; on RDMA transports MAX_RNDV_RAILS adds the rma_bw lanes).
-UcxContextSpec UcxSpecFor(const std::vector<ProbeRail>& rails, const std::string& transports);
-
-// "a,b,c".
-std::string JoinRailNames(const std::vector<ProbeRail>& rails);
-
-// RDMA transports: rc_*, dc_*, ud_*, gga_*, ugni_* (and the bare aliases rc, dc, ud).
-bool IsRdmaTransport(std::string_view transport);
-
-// (transport, device) pairs as TransportLanes whose rail is the rail of `rails` whose ucx_device,
-// else whose netdev, equals the device ("" when none does).
-std::vector<TransportLane> MapLanes(const std::vector<std::pair<std::string, std::string>>& pairs,
-                                    const std::vector<ProbeRail>& rails);
-
-// Adds to result->fallback_rails (once each) every rail of `rails` that expects RDMA while a lane
-// of that rail, or a lane of no rail, uses a transport that is not RDMA.
-void AddFallbackRails(const std::vector<TransportLane>& lanes, const std::vector<ProbeRail>& rails,
-                      ProbeResult* result);
 
 // Checks what every UCX kind needs; `needs_window` for the throughput kinds. The message size is
 // message_sizes_bytes[0] (the runner calls once per size), `default_size` when none is given.
@@ -89,7 +65,6 @@ void BoundDrainTimeout(UcxProbeSide& side, const ProbeDeadline& deadline);
 class UcxPeerLink {
  public:
   struct Request {
-    ProbeKind kind = ProbeKind::kUcxThroughput;
     std::vector<ProbeRail> rails;  // the side's devices; probe_setup.rail lists their names
     std::uint64_t message_bytes = 0;
     std::size_t local_buffer_bytes = 0;
@@ -103,10 +78,10 @@ class UcxPeerLink {
   UcxPeerLink(const UcxPeerLink&) = delete;
   UcxPeerLink& operator=(const UcxPeerLink&) = delete;
 
-  // Creates the local side, sends probe_setup with its worker address, and connects to the
-  // peer's side and buffer named in the reply. On failure sets the result's error, false.
-  bool Open(const Request& request, const ProbeParams& params, const ProbeContext& context,
-            const ProbeDeadline& deadline, ProbeResult* result);
+  // Creates the local side, sends probe_setup (of the run's kind) with its worker address, and
+  // connects to the peer's side and buffer named in the reply. On failure sets the result's
+  // error, false.
+  bool Open(const Request& request, InitiatorRun& run);
 
   UcxProbeSide& side() { return *side_; }
   // Reads the endpoint's lanes now, when it is connected; keeps the previous reading otherwise
@@ -116,25 +91,21 @@ class UcxPeerLink {
   const std::vector<ProbeRail>& rails() const { return rails_; }
 
   // Closes the endpoint (politely while the responder still serves, unless the probe failed or
-  // its deadline passed), then probe_done with `measured` (plus "error" when the result has one)
-  // and the peer's report, nullopt when none came.
-  std::optional<nlohmann::json> Finish(nlohmann::json measured, const ProbeDeadline& deadline,
-                                       ProbeResult* result);
+  // its deadline passed), then InitiatorRun::FinishSession with `measured`.
+  std::optional<nlohmann::json> Finish(nlohmann::json measured, InitiatorRun& run);
 
  private:
+  // Connects the side to the peer's worker and buffer of the setup reply.
+  bool ConnectToPeer(const nlohmann::json& reply, ProbeResult* result);
+
   std::vector<ProbeRail> rails_;
   PeerProbeSession session_;  // declared before side_: the side closes while the peer serves
   std::unique_ptr<UcxProbeSide> side_;
   std::vector<TransportLane> lanes_;
-  bool session_open_ = false;
 };
 
-// ucx_throughput and ucx_multirail_throughput: one side over params.rails, one control session.
-// Fills `result` (already NewResult'ed) completely.
-void RunOneContextThroughput(const ProbeParams& params, const ProbeContext& context,
-                             ProbeResult* result);
-
-// Marks the result successful (or stamps its failure) and its finishing time.
-void FinishResult(ProbeResult* result);
+// ucx_throughput and ucx_multirail_throughput: one side over the run's rails, one control
+// session.
+void MeasureOneContextThroughput(InitiatorRun& run);
 
 }  // namespace rail::probe::detail
