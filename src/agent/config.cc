@@ -2,48 +2,34 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include <charconv>
 #include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <type_traits>
 
+#include "agent/config_yaml.h"
 #include "rail/peer/allow_list.h"
-#include "rail/probe/result.h"
 
 namespace rail::agent {
 namespace {
 
-[[noreturn]] void Fail(const std::string& source, const std::string& key, const std::string& why) {
-  throw ConfigError(source + ": " + key + ": " + why);
+using detail::Fail;
+using detail::Positive;
+using detail::RejectUnknownKeys;
+using detail::Scalar;
+using detail::StringList;
+
+inventory::TransportClass Transport(const YAML::Node& node, const std::string& source,
+                                    const std::string& key) {
+  const auto transport = Scalar<std::string>(node, source, key, "rdma or tcp");
+  if (transport == "rdma") return inventory::TransportClass::kRdma;
+  if (transport == "tcp") return inventory::TransportClass::kTcp;
+  Fail(source, key, "expected rdma or tcp, got '" + transport + "'");
 }
 
-void RejectUnknownKeys(const YAML::Node& map, const std::set<std::string>& known,
-                       const std::string& source, const std::string& prefix) {
-  for (const auto& entry : map) {
-    // YAML allows any node as a key ("{[a]: 1}"); as<std::string>() would throw yaml-cpp's own
-    // exception, which names no key.
-    if (entry.first.IsSequence() || entry.first.IsMap()) {
-      Fail(source, prefix.empty() ? "(top level)" : prefix.substr(0, prefix.size() - 1),
-           "expected plain keys, got a list or a mapping as a key");
-    }
-    const auto key = entry.first.as<std::string>();
-    if (!known.contains(key)) Fail(source, prefix + key, "unknown key");
-  }
-}
-
-template <typename T>
-T Scalar(const YAML::Node& node, const std::string& source, const std::string& key,
-         const char* expected) {
-  if (!node.IsScalar()) Fail(source, key, std::string("expected ") + expected);
-  try {
-    return node.as<T>();
-  } catch (const YAML::Exception&) {
-    Fail(source, key, std::string("expected ") + expected + ", got '" + node.Scalar() + "'");
-  }
-}
-
-inventory::RailConfig ParseRail(const YAML::Node& node, const std::string& source, const std::string& key) {
+inventory::RailConfig ParseRail(const YAML::Node& node, const std::string& source,
+                                const std::string& key) {
   if (!node.IsMap()) Fail(source, key, "expected a mapping");
   RejectUnknownKeys(node,
                     {"name", "device", "port", "netdev", "ipv4", "expected_rate_gbps", "transport"},
@@ -73,15 +59,7 @@ inventory::RailConfig ParseRail(const YAML::Node& node, const std::string& sourc
     rail.expected_rate_gbps = rate;
   }
   if (node["transport"]) {
-    const auto transport =
-        Scalar<std::string>(node["transport"], source, key + ".transport", "rdma or tcp");
-    if (transport == "rdma") {
-      rail.transport = inventory::TransportClass::kRdma;
-    } else if (transport == "tcp") {
-      rail.transport = inventory::TransportClass::kTcp;
-    } else {
-      Fail(source, key + ".transport", "expected rdma or tcp, got '" + transport + "'");
-    }
+    rail.transport = Transport(node["transport"], source, key + ".transport");
   }
   if (!rail.device && !rail.netdev) {
     Fail(source, key, "needs a device (RDMA port) or a netdev");
@@ -89,33 +67,57 @@ inventory::RailConfig ParseRail(const YAML::Node& node, const std::string& sourc
   return rail;
 }
 
-template <typename T>
-T Positive(const YAML::Node& node, const std::string& source, const std::string& key) {
-  const auto value = Scalar<T>(node, source, key, "a positive number");
-  if (!(value > 0)) Fail(source, key, "must be positive");
-  return value;
-}
-
-std::chrono::milliseconds DurationValue(const YAML::Node& node, const std::string& source,
-                                        const std::string& key) {
-  const auto text = Scalar<std::string>(node, source, key, "a duration such as 2s or 5m");
-  const auto duration = ParseDuration(text);
-  if (!duration || duration->count() <= 0) {
-    Fail(source, key,
-         "expected a positive duration such as 500ms, 2s, 5m or 1h, got '" + text + "'");
-  }
-  return *duration;
-}
-
-std::vector<std::string> StringList(const YAML::Node& node, const std::string& source,
-                                    const std::string& key) {
-  if (!node.IsSequence()) Fail(source, key, "expected a list");
-  std::vector<std::string> values;
+std::vector<inventory::RailConfig> ParseRails(const YAML::Node& node, const std::string& source) {
+  if (!node.IsSequence()) Fail(source, "rails", "expected a list");
+  std::vector<inventory::RailConfig> rails;
+  std::set<std::string> names;
   for (std::size_t i = 0; i < node.size(); ++i) {
-    values.push_back(
-        Scalar<std::string>(node[i], source, key + "[" + std::to_string(i) + "]", "a string"));
+    const std::string key = "rails[" + std::to_string(i) + "]";
+    auto rail = ParseRail(node[i], source, key);
+    if (!names.insert(rail.name).second) {
+      Fail(source, key + ".name", "duplicate rail name '" + rail.name + "'");
+    }
+    rails.push_back(std::move(rail));
   }
-  return values;
+  return rails;
+}
+
+std::vector<std::string> AllowedNetworks(const YAML::Node& node, const std::string& source) {
+  auto networks = StringList(node, source, "responder.allowed_networks");
+  for (std::size_t i = 0; i < networks.size(); ++i) {
+    std::string error;
+    if (!peer::ParseNetwork(networks[i], &error)) {
+      Fail(source, "responder.allowed_networks[" + std::to_string(i) + "]", error);
+    }
+  }
+  if (networks.empty()) {
+    // An empty list would read as "nobody" but mean "everybody": refuse the ambiguity.
+    Fail(source, "responder.allowed_networks", "empty; leave the key out to accept every network");
+  }
+  return networks;
+}
+
+void ParseResponderLimits(const YAML::Node& limits, const std::string& source, peer::Limits& out) {
+  const std::string prefix = "responder.limits.";
+  if (!limits.IsMap()) Fail(source, "responder.limits", "expected a mapping");
+  RejectUnknownKeys(limits,
+                    {"max_frame_bytes", "max_concurrent_sessions", "max_connections_per_ip",
+                     "max_bytes_per_probe", "max_seconds_per_probe", "probes_per_minute_per_peer",
+                     "probe_burst_per_peer"},
+                    source, prefix);
+  // Each limit is read into the field of its own type, under its own key.
+  const auto read = [&](const char* key, auto& field) {
+    if (limits[key]) {
+      field = Positive<std::remove_reference_t<decltype(field)>>(limits[key], source, prefix + key);
+    }
+  };
+  read("max_frame_bytes", out.max_frame_bytes);
+  read("max_concurrent_sessions", out.max_concurrent_sessions);
+  read("max_connections_per_ip", out.max_connections_per_ip);
+  read("max_bytes_per_probe", out.max_bytes_per_probe);
+  read("max_seconds_per_probe", out.max_seconds_per_probe);
+  read("probes_per_minute_per_peer", out.probes_per_minute_per_peer);
+  read("probe_burst_per_peer", out.probe_burst_per_peer);
 }
 
 void ParseResponder(const YAML::Node& node, const std::string& source, ResponderConfig& out) {
@@ -136,57 +138,9 @@ void ParseResponder(const YAML::Node& node, const std::string& source, Responder
     out.insecure = Scalar<bool>(node["insecure"], source, "responder.insecure", "true or false");
   }
   if (node["allowed_networks"]) {
-    out.allowed_networks =
-        StringList(node["allowed_networks"], source, "responder.allowed_networks");
-    for (std::size_t i = 0; i < out.allowed_networks.size(); ++i) {
-      std::string error;
-      if (!peer::ParseNetwork(out.allowed_networks[i], &error)) {
-        Fail(source, "responder.allowed_networks[" + std::to_string(i) + "]", error);
-      }
-    }
-    if (out.allowed_networks.empty()) {
-      // An empty list would read as "nobody" but mean "everybody": refuse the ambiguity.
-      Fail(source, "responder.allowed_networks",
-           "empty; leave the key out to accept every network");
-    }
+    out.allowed_networks = AllowedNetworks(node["allowed_networks"], source);
   }
-  if (const auto limits = node["limits"]) {
-    const std::string prefix = "responder.limits.";
-    if (!limits.IsMap()) Fail(source, "responder.limits", "expected a mapping");
-    RejectUnknownKeys(limits,
-                      {"max_frame_bytes", "max_concurrent_sessions", "max_connections_per_ip",
-                       "max_bytes_per_probe", "max_seconds_per_probe", "probes_per_minute_per_peer",
-                       "probe_burst_per_peer"},
-                      source, prefix);
-    if (limits["max_frame_bytes"]) {
-      out.limits.max_frame_bytes =
-          Positive<std::size_t>(limits["max_frame_bytes"], source, prefix + "max_frame_bytes");
-    }
-    if (limits["max_concurrent_sessions"]) {
-      out.limits.max_concurrent_sessions = Positive<std::size_t>(limits["max_concurrent_sessions"], source,
-                                                          prefix + "max_concurrent_sessions");
-    }
-    if (limits["max_connections_per_ip"]) {
-      out.limits.max_connections_per_ip = Positive<std::size_t>(limits["max_connections_per_ip"], source,
-                                                         prefix + "max_connections_per_ip");
-    }
-    if (limits["max_bytes_per_probe"]) {
-      out.limits.max_bytes_per_probe = Positive<std::uint64_t>(limits["max_bytes_per_probe"], source,
-                                                        prefix + "max_bytes_per_probe");
-    }
-    if (limits["max_seconds_per_probe"]) {
-      out.limits.max_seconds_per_probe = Positive<double>(limits["max_seconds_per_probe"], source,
-                                                   prefix + "max_seconds_per_probe");
-    }
-    if (limits["probes_per_minute_per_peer"]) {
-      out.limits.probes_per_minute_per_peer = Positive<double>(
-          limits["probes_per_minute_per_peer"], source, prefix + "probes_per_minute_per_peer");
-    }
-    if (limits["probe_burst_per_peer"]) {
-      out.limits.probe_burst_per_peer = Positive<std::uint32_t>(limits["probe_burst_per_peer"], source,
-                                                         prefix + "probe_burst_per_peer");
-    }
-  }
+  if (const auto limits = node["limits"]) ParseResponderLimits(limits, source, out.limits);
 }
 
 PeerConfig ParsePeer(const YAML::Node& node, const std::string& source, const std::string& key) {
@@ -202,66 +156,13 @@ PeerConfig ParsePeer(const YAML::Node& node, const std::string& source, const st
   return peer;
 }
 
-ProbeConfig ParseProbe(const YAML::Node& node, const std::string& source, const std::string& key) {
-  if (!node.IsMap()) Fail(source, key, "expected a mapping");
-  RejectUnknownKeys(node,
-                    {"kind", "peers", "rails", "operation", "message_sizes", "window", "streams",
-                     "duration", "interval", "jitter", "timeout", "ucx_transports", "max_bytes"},
-                    source, key + ".");
-  ProbeConfig probe;
-  if (!node["kind"]) Fail(source, key + ".kind", "missing");
-  probe.kind = Scalar<std::string>(node["kind"], source, key + ".kind", "a probe kind");
-  if (!probe::ParseProbeKind(probe.kind)) {
-    Fail(source, key + ".kind",
-         "unknown probe kind '" + probe.kind +
-             "' (ucx_throughput, ucx_rtt, multirail_capacity, ucx_multirail_throughput, "
-             "tcp_throughput, tcp_rtt)");
+std::vector<PeerConfig> ParsePeers(const YAML::Node& node, const std::string& source) {
+  if (!node.IsSequence()) Fail(source, "peers", "expected a list");
+  std::vector<PeerConfig> peers;
+  for (std::size_t i = 0; i < node.size(); ++i) {
+    peers.push_back(ParsePeer(node[i], source, "peers[" + std::to_string(i) + "]"));
   }
-  if (node["peers"]) probe.peers = StringList(node["peers"], source, key + ".peers");
-  if (node["rails"]) probe.rails = StringList(node["rails"], source, key + ".rails");
-  if (node["operation"]) {
-    probe.operation =
-        Scalar<std::string>(node["operation"], source, key + ".operation", "put, get or am");
-    if (!probe::ParseUcxOperation(probe.operation)) {
-      Fail(source, key + ".operation", "expected put, get or am, got '" + probe.operation + "'");
-    }
-  }
-  if (const auto sizes = node["message_sizes"]) {
-    if (!sizes.IsSequence() || sizes.size() == 0) {
-      Fail(source, key + ".message_sizes", "expected a non-empty list of byte counts");
-    }
-    for (std::size_t i = 0; i < sizes.size(); ++i) {
-      probe.message_sizes_bytes.push_back(Positive<std::uint64_t>(
-          sizes[i], source, key + ".message_sizes[" + std::to_string(i) + "]"));
-    }
-  }
-  if (node["window"]) probe.window = Positive<unsigned>(node["window"], source, key + ".window");
-  if (node["streams"]) {
-    probe.streams = Positive<unsigned>(node["streams"], source, key + ".streams");
-    if (probe.streams > 64) Fail(source, key + ".streams", "at most 64");
-  }
-  if (node["duration"]) probe.duration = DurationValue(node["duration"], source, key + ".duration");
-  if (node["interval"]) probe.interval = DurationValue(node["interval"], source, key + ".interval");
-  if (node["timeout"]) probe.timeout = DurationValue(node["timeout"], source, key + ".timeout");
-  if (node["jitter"]) {
-    probe.jitter = Scalar<double>(node["jitter"], source, key + ".jitter", "a fraction");
-    if (probe.jitter < 0 || probe.jitter >= 1) Fail(source, key + ".jitter", "must be in [0, 1)");
-  }
-  if (node["ucx_transports"]) {
-    probe.transports = Scalar<std::string>(node["ucx_transports"], source, key + ".ucx_transports",
-                                           "a UCX_TLS value");
-  }
-  if (node["max_bytes"]) {
-    probe.max_bytes = Positive<std::uint64_t>(node["max_bytes"], source, key + ".max_bytes");
-  }
-  if (probe.timeout.count() == 0) probe.timeout = probe.duration + std::chrono::seconds(10);
-  if (probe.timeout <= probe.duration) {
-    Fail(source, key + ".timeout", "must be longer than the duration");
-  }
-  if (probe.interval <= probe.timeout) {
-    Fail(source, key + ".interval", "must be longer than the timeout");
-  }
-  return probe;
+  return peers;
 }
 
 void ParseBudget(const YAML::Node& node, const std::string& source, schedule::Budget& out) {
@@ -345,33 +246,6 @@ void CheckReferences(const AgentConfig& config, const std::string& source) {
 
 }  // namespace
 
-std::optional<std::chrono::milliseconds> ParseDuration(std::string_view text) {
-  double number = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), number);
-  if (error != std::errc() || end == text.data()) return std::nullopt;
-  const std::string_view unit(end, static_cast<std::size_t>(text.data() + text.size() - end));
-  double milliseconds_per_unit = 0;
-  if (unit == "ms") {
-    milliseconds_per_unit = 1;
-  } else if (unit == "s" || unit.empty()) {
-    milliseconds_per_unit = 1e3;
-  } else if (unit == "m") {
-    milliseconds_per_unit = 60e3;
-  } else if (unit == "h") {
-    milliseconds_per_unit = 3600e3;
-  } else {
-    return std::nullopt;
-  }
-  // from_chars also reads "inf", "nan" and 1e300, which no integer holds; converting those is
-  // undefined. The bound also keeps "now + interval" and "duration + 10 s" in range.
-  const double milliseconds = number * milliseconds_per_unit;
-  const auto max = std::chrono::duration_cast<std::chrono::milliseconds>(kMaxDuration).count();
-  if (!(milliseconds >= 0 && milliseconds <= static_cast<double>(max))) {
-    return std::nullopt;
-  }
-  return std::chrono::milliseconds(static_cast<std::int64_t>(milliseconds));
-}
-
 AgentConfig ParseConfig(std::string_view yaml_text, const std::string& source) {
   YAML::Node root;
   try {
@@ -389,31 +263,10 @@ AgentConfig ParseConfig(std::string_view yaml_text, const std::string& source) {
   if (const auto discover = root["discover_rails"]) {
     config.discover_rails = Scalar<bool>(discover, source, "discover_rails", "true or false");
   }
-  if (const auto rails = root["rails"]) {
-    if (!rails.IsSequence()) Fail(source, "rails", "expected a list");
-    std::set<std::string> names;
-    for (std::size_t i = 0; i < rails.size(); ++i) {
-      const std::string key = "rails[" + std::to_string(i) + "]";
-      auto rail = ParseRail(rails[i], source, key);
-      if (!names.insert(rail.name).second) {
-        Fail(source, key + ".name", "duplicate rail name '" + rail.name + "'");
-      }
-      config.rails.push_back(std::move(rail));
-    }
-  }
+  if (const auto rails = root["rails"]) config.rails = ParseRails(rails, source);
   if (const auto responder = root["responder"]) ParseResponder(responder, source, config.responder);
-  if (const auto peers = root["peers"]) {
-    if (!peers.IsSequence()) Fail(source, "peers", "expected a list");
-    for (std::size_t i = 0; i < peers.size(); ++i) {
-      config.peers.push_back(ParsePeer(peers[i], source, "peers[" + std::to_string(i) + "]"));
-    }
-  }
-  if (const auto probes = root["probes"]) {
-    if (!probes.IsSequence()) Fail(source, "probes", "expected a list");
-    for (std::size_t i = 0; i < probes.size(); ++i) {
-      config.probes.push_back(ParseProbe(probes[i], source, "probes[" + std::to_string(i) + "]"));
-    }
-  }
+  if (const auto peers = root["peers"]) config.peers = ParsePeers(peers, source);
+  if (const auto probes = root["probes"]) config.probes = detail::ParseProbes(probes, source);
   if (const auto budget = root["budget"]) ParseBudget(budget, source, config.budget);
   if (const auto health = root["health"]) ParseHealth(health, source, config.health);
   CheckReferences(config, source);

@@ -1,16 +1,15 @@
 #include "rail/agent/probe_command.h"
 
-#include "rail/agent/probe_wiring.h"
-
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
 #include <ostream>
 
+#include "rail/agent/probe_wiring.h"
+#include "rail/agent/probing.h"
 #include "rail/base/build_info.h"
 #include "rail/peer/client.h"
 #include "rail/probe/counters.h"
-#include "rail/agent/probing.h"
 #include "rail/sysfs/filesystem.h"
 
 namespace rail::agent {
@@ -135,76 +134,107 @@ std::vector<probe::ProbeRail> SelectRails(const std::vector<probe::ProbeRail>& a
   return selected;
 }
 
-}  // namespace
+// What --kind and --operation name, once both are understood.
+struct ProbeChoice {
+  probe::ProbeKind kind;
+  probe::UcxOperation operation;
+};
 
-int RunProbeCommand(const ProbeCommandOptions& options, std::ostream& out, std::ostream& err) {
+// The choice the options make; nullopt, with the error written, when an option is not understood.
+std::optional<ProbeChoice> CheckOptions(const ProbeCommandOptions& options, std::ostream& err) {
   const auto kind = probe::ParseProbeKind(options.kind);
   if (!kind) {
     err << "rail_exporter probe: --kind: unknown probe kind '" << options.kind << "'\n";
-    return 2;
+    return std::nullopt;
   }
   const auto operation = probe::ParseUcxOperation(options.operation);
   if (!operation) {
     err << "rail_exporter probe: --operation: expected put, get or am\n";
-    return 2;
+    return std::nullopt;
   }
   if (options.output != "table" && options.output != "json") {
     err << "rail_exporter probe: --output: expected table or json\n";
+    return std::nullopt;
+  }
+  return ProbeChoice{*kind, *operation};
+}
+
+// Everything but the rails, which each run sets.
+probe::ProbeParams ParamsFor(const ProbeCommandOptions& options, const ProbeChoice& choice) {
+  probe::ProbeParams params;
+  params.kind = choice.kind;
+  params.peer = options.peer;
+  params.operation = choice.operation;
+  params.message_sizes_bytes = options.message_sizes_bytes.empty()
+                                   ? DefaultMessageSizes(choice.kind)
+                                   : options.message_sizes_bytes;
+  params.window = options.window;
+  params.streams = options.streams;
+  params.duration = options.duration;
+  params.timeout =
+      options.timeout.count() > 0 ? options.timeout : options.duration + std::chrono::seconds(10);
+  params.ucx_transports = options.ucx_transports;
+  return params;
+}
+
+// The rails of each run: all of them together for a multi-rail kind, one by one otherwise.
+std::vector<std::vector<probe::ProbeRail>> RunsOver(probe::ProbeKind kind,
+                                                    const std::vector<probe::ProbeRail>& rails) {
+  const bool multi_rail = kind == probe::ProbeKind::kMultirailCapacity ||
+                          kind == probe::ProbeKind::kUcxMultirailThroughput;
+  std::vector<std::vector<probe::ProbeRail>> runs;
+  if (multi_rail) {
+    runs.push_back(rails);
+  } else {
+    for (const auto& rail : rails) runs.push_back({rail});
+  }
+  return runs;
+}
+
+// Runs the probe the options describe; the exit status.
+int ProbeAndReport(const ProbeCommandOptions& options, const ProbeChoice& choice, std::ostream& out,
+                   std::ostream& err) {
+  AgentConfig config;
+  if (options.config_file) config = LoadConfigFile(*options.config_file);
+  sysfs::RootedFilesystem sys(options.sysfs_root);
+  const auto all_rails = LocalProbeRails(sys, config);
+  const auto selected = SelectRails(all_rails, options.rails, err);
+  if (selected.empty()) return 2;
+  const auto secret_file = options.secret_file ? options.secret_file : config.responder.secret_file;
+  if (!secret_file && !options.insecure) {
+    err << "rail_exporter probe: needs --peer.secret-file (or --peer.insecure)\n";
     return 2;
   }
+  base::SteadyClock clock;
+  const ProbeWiring wiring(sys, all_rails, LoadSecret(secret_file, "secret file"), clock, 1024);
+  const probe::ProbeContext context = wiring.Context();
+
+  probe::ProbeParams params = ParamsFor(options, choice);
+  auto probe = probe::MakeProbe(choice.kind);
+  if (!probe) {
+    err << "rail_exporter probe: this build cannot run " << options.kind << "\n";
+    return 2;
+  }
+  std::vector<probe::ProbeResult> results;
+  for (const auto& rails : RunsOver(choice.kind, selected)) {
+    params.rails = rails;
+    for (auto& result : RunProbeSizes(*probe, params, context)) {
+      result.peer = options.peer;
+      results.push_back(std::move(result));
+    }
+  }
+  out << (options.output == "json" ? FormatProbeJson(results) : FormatProbeTable(results));
+  return std::all_of(results.begin(), results.end(), [](const auto& r) { return r.success; }) ? 0
+                                                                                              : 1;
+}
+
+}  // namespace
+
+int RunProbeCommand(const ProbeCommandOptions& options, std::ostream& out, std::ostream& err) {
+  const auto choice = CheckOptions(options, err);
+  if (!choice) return 2;
   try {
-    AgentConfig config;
-    if (options.config_file) config = LoadConfigFile(*options.config_file);
-    sysfs::RootedFilesystem sys(options.sysfs_root);
-    const auto all_rails = LocalProbeRails(sys, config);
-    const auto selected = SelectRails(all_rails, options.rails, err);
-    if (selected.empty()) return 2;
-    const auto secret_file = options.secret_file ? options.secret_file : config.responder.secret_file;
-    if (!secret_file && !options.insecure) {
-      err << "rail_exporter probe: needs --peer.secret-file (or --peer.insecure)\n";
-      return 2;
-    }
-    base::SteadyClock clock;
-    const ProbeWiring wiring(sys, all_rails, LoadSecret(secret_file, "secret file"), clock, 1024);
-    const probe::ProbeContext context = wiring.Context();
-
-    probe::ProbeParams params;
-    params.kind = *kind;
-    params.peer = options.peer;
-    params.operation = *operation;
-    params.message_sizes_bytes = options.message_sizes_bytes.empty() ? DefaultMessageSizes(*kind)
-                                                                     : options.message_sizes_bytes;
-    params.window = options.window;
-    params.streams = options.streams;
-    params.duration = options.duration;
-    params.timeout =
-        options.timeout.count() > 0 ? options.timeout : options.duration + std::chrono::seconds(10);
-    params.ucx_transports = options.ucx_transports;
-
-    auto probe = probe::MakeProbe(*kind);
-    if (!probe) {
-      err << "rail_exporter probe: this build cannot run " << options.kind << "\n";
-      return 2;
-    }
-    const bool multi_rail = *kind == probe::ProbeKind::kMultirailCapacity ||
-                            *kind == probe::ProbeKind::kUcxMultirailThroughput;
-    std::vector<probe::ProbeResult> results;
-    std::vector<std::vector<probe::ProbeRail>> groups;
-    if (multi_rail) {
-      groups.push_back(selected);
-    } else {
-      for (const auto& rail : selected) groups.push_back({rail});
-    }
-    for (const auto& group : groups) {
-      params.rails = group;
-      for (auto& result : RunProbeSizes(*probe, params, context)) {
-        result.peer = options.peer;
-        results.push_back(std::move(result));
-      }
-    }
-    out << (options.output == "json" ? FormatProbeJson(results) : FormatProbeTable(results));
-    return std::all_of(results.begin(), results.end(), [](const auto& r) { return r.success; }) ? 0
-                                                                                                : 1;
+    return ProbeAndReport(options, *choice, out, err);
   } catch (const std::exception& error) {
     err << "rail_exporter probe: " << error.what() << "\n";
     return 2;

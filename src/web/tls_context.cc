@@ -41,56 +41,58 @@ int AcceptAnyCertificate(int, X509_STORE_CTX*) {
   return 1;
 }
 
-}  // namespace
+bool UseCertificateChain(SSL_CTX* context, const std::string& cert_file, std::string* error) {
+  if (!Readable(cert_file, "cert_file", error)) return false;
+  if (SSL_CTX_use_certificate_chain_file(context, cert_file.c_str()) != 1) {
+    *error =
+        "tls_server_config.cert_file: no PEM certificate in " + cert_file + ": " + OpenSslError();
+    return false;
+  }
+  return true;
+}
 
-bool ConfigureTlsContext(SSL_CTX* context, const TlsServerConfig& config, std::string* error) {
-  ERR_clear_error();
-  const int min_version =
-      config.min_version == TlsVersion::kTls13 ? TLS1_3_VERSION : TLS1_2_VERSION;
-  if (SSL_CTX_set_min_proto_version(context, min_version) != 1) {
-    *error = "tls_server_config.min_version: " + OpenSslError();
-    return false;
-  }
-  if (!Readable(config.cert_file, "cert_file", error)) return false;
-  if (SSL_CTX_use_certificate_chain_file(context, config.cert_file.c_str()) != 1) {
-    *error = "tls_server_config.cert_file: no PEM certificate in " + config.cert_file + ": " +
-             OpenSslError();
-    return false;
-  }
-  if (!Readable(config.key_file, "key_file", error)) return false;
-  if (SSL_CTX_use_PrivateKey_file(context, config.key_file.c_str(), SSL_FILETYPE_PEM) != 1) {
+// Needs the certificate loaded first: the key is checked against it.
+bool UsePrivateKey(SSL_CTX* context, const std::string& key_file, std::string* error) {
+  if (!Readable(key_file, "key_file", error)) return false;
+  if (SSL_CTX_use_PrivateKey_file(context, key_file.c_str(), SSL_FILETYPE_PEM) != 1) {
     // Loading the key already checks it against the certificate.
     const unsigned long code = ERR_peek_last_error();
     const bool mismatch =
         ERR_GET_LIB(code) == ERR_LIB_X509 && ERR_GET_REASON(code) == X509_R_KEY_VALUES_MISMATCH;
     *error = "tls_server_config.key_file: " +
-             (mismatch ? config.key_file + " does not match the certificate in cert_file: "
-                       : "no PEM private key in " + config.key_file + ": ") +
+             (mismatch ? key_file + " does not match the certificate in cert_file: "
+                       : "no PEM private key in " + key_file + ": ") +
              OpenSslError();
     return false;
   }
   if (SSL_CTX_check_private_key(context) != 1) {
-    *error = "tls_server_config.key_file: " + config.key_file +
+    *error = "tls_server_config.key_file: " + key_file +
              " does not match the certificate in cert_file: " + OpenSslError();
     return false;
   }
-  if (!config.client_ca_file.empty()) {
-    if (!Readable(config.client_ca_file, "client_ca_file", error)) return false;
-    if (SSL_CTX_load_verify_locations(context, config.client_ca_file.c_str(), nullptr) != 1) {
-      *error = "tls_server_config.client_ca_file: no PEM certificate in " + config.client_ca_file +
-               ": " + OpenSslError();
-      return false;
-    }
-    // The CA names sent in the certificate request let clients pick the right certificate.
-    STACK_OF(X509_NAME)* names = SSL_load_client_CA_file(config.client_ca_file.c_str());
-    if (names == nullptr) {
-      *error = "tls_server_config.client_ca_file: no CA names in " + config.client_ca_file + ": " +
-               OpenSslError();
-      return false;
-    }
-    SSL_CTX_set_client_CA_list(context, names);  // takes ownership
+  return true;
+}
+
+bool UseClientCas(SSL_CTX* context, const std::string& client_ca_file, std::string* error) {
+  if (!Readable(client_ca_file, "client_ca_file", error)) return false;
+  if (SSL_CTX_load_verify_locations(context, client_ca_file.c_str(), nullptr) != 1) {
+    *error = "tls_server_config.client_ca_file: no PEM certificate in " + client_ca_file + ": " +
+             OpenSslError();
+    return false;
   }
-  switch (config.client_auth) {
+  // The CA names sent in the certificate request let clients pick the right certificate.
+  STACK_OF(X509_NAME)* names = SSL_load_client_CA_file(client_ca_file.c_str());
+  if (names == nullptr) {
+    *error = "tls_server_config.client_ca_file: no CA names in " + client_ca_file + ": " +
+             OpenSslError();
+    return false;
+  }
+  SSL_CTX_set_client_CA_list(context, names);  // takes ownership
+  return true;
+}
+
+void SetClientVerification(SSL_CTX* context, ClientAuth client_auth) {
+  switch (client_auth) {
     case ClientAuth::kNoClientCert:
       SSL_CTX_set_verify(context, SSL_VERIFY_NONE, nullptr);
       break;
@@ -108,6 +110,24 @@ bool ConfigureTlsContext(SSL_CTX* context, const TlsServerConfig& config, std::s
       SSL_CTX_set_verify(context, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nullptr);
       break;
   }
+}
+
+}  // namespace
+
+bool ConfigureTlsContext(SSL_CTX* context, const TlsServerConfig& config, std::string* error) {
+  ERR_clear_error();
+  const int min_version =
+      config.min_version == TlsVersion::kTls13 ? TLS1_3_VERSION : TLS1_2_VERSION;
+  if (SSL_CTX_set_min_proto_version(context, min_version) != 1) {
+    *error = "tls_server_config.min_version: " + OpenSslError();
+    return false;
+  }
+  if (!UseCertificateChain(context, config.cert_file, error)) return false;
+  if (!UsePrivateKey(context, config.key_file, error)) return false;
+  if (!config.client_ca_file.empty() && !UseClientCas(context, config.client_ca_file, error)) {
+    return false;
+  }
+  SetClientVerification(context, config.client_auth);
   // Session resumption with client certificates needs a context id, or OpenSSL refuses resumed
   // sessions with "session id context uninitialized".
   static constexpr unsigned char kSessionContext[] = "rail_exporter";
