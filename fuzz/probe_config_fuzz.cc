@@ -3,8 +3,8 @@
 //
 // ParseConfig documents one exception type, rail::agent::ConfigError; anything else escaping (a raw
 // yaml-cpp exception, std::out_of_range, ...) is a crash. Invariants: what it accepts satisfies
-// the checks config.h and docs/configuration.md promise (names non-empty and unique, ports 1..255, probe
-// timeout between duration and interval, budget fraction in (0, 0.5], ...).
+// the checks config.h and docs/configuration.md promise (names non-empty and unique, ports 1..255,
+// probe timeout between duration and interval, budget fraction in (0, 0.5], ...).
 #include <cstdint>
 #include <set>
 #include <string>

@@ -57,7 +57,6 @@ void AddAgentFlags(CLI::App& app, CommandLine& cl) {
                  "Re-read GID tables at most this often (e.g. 30s; 0s: every scrape)");
   app.add_flag("--peer.insecure", cl.options.peer_insecure,
                "Accept and probe peers without a shared secret (lab use only)");
-
 }
 
 void AddCollectorFlags(CLI::App& app, CommandLine& cl) {
@@ -95,20 +94,21 @@ void AddProbeCommand(CLI::App& app, CommandLine& cl) {
                    "ucx_multirail_throughput, tcp_throughput or tcp_rtt")
       ->required();
   cl.probe_command->add_option("--rail", cl.probe.rails,
-                            "Rail to probe (repeatable; default: all)");
+                               "Rail to probe (repeatable; default: all)");
   cl.probe_command->add_option("--output", cl.probe.output, "table or json");
   cl.probe_command->add_option("--operation", cl.probe.operation, "UCX operation: put, get, am");
   cl.probe_command->add_option("--size", cl.probe.message_sizes_bytes,
-                            "Message size in bytes (repeatable; default: the kind's)");
+                               "Message size in bytes (repeatable; default: the kind's)");
   cl.probe_command->add_option("--window", cl.probe.window, "Outstanding UCX operations");
   cl.probe_command->add_option("--streams", cl.probe.streams, "Parallel TCP streams");
   cl.probe_command->add_option("--duration", cl.probe_duration, "How long data moves, e.g. 2s");
-  cl.probe_command->add_option("--timeout", cl.probe_timeout, "Hard end of the probe (0s: duration+10s)");
+  cl.probe_command->add_option("--timeout", cl.probe_timeout,
+                               "Hard end of the probe (0s: duration+10s)");
   cl.probe_command->add_option("--ucx-transports", cl.probe.ucx_transports,
-                            "UCX_TLS for the probe (default: UCX's choice)");
-  cl.probe_command->add_option("--peer.secret-file", cl.probe.secret_file,
-                            "Shared secret (default: the configuration's responder.secret_file)");
-
+                               "UCX_TLS for the probe (default: UCX's choice)");
+  cl.probe_command->add_option(
+      "--peer.secret-file", cl.probe.secret_file,
+      "Shared secret (default: the configuration's responder.secret_file)");
 }
 
 int Fail(const std::string& message) {

@@ -192,8 +192,8 @@ void Agent::StartResponder() {
         "responder: no responder.secret_file and no --peer.insecure: every peer will be "
         "refused");
   }
-  responder_ = std::make_unique<peer::Responder>(
-      std::move(options), probe::MakeProbeHandlerFactory(probing_->rails()));
+  responder_ = std::make_unique<peer::Responder>(std::move(options),
+                                                 probe::MakeProbeHandlerFactory(probing_->rails()));
   if (std::string error; !responder_->Start(&error)) throw AgentError("responder: " + error);
   spdlog::info("responder listening on port {}", responder_->ListeningPort());
 }

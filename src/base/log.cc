@@ -5,8 +5,8 @@
 #include <spdlog/spdlog.h>
 
 #include <cstring>
-#include <utility>
 #include <nlohmann/json.hpp>
+#include <utility>
 
 #include "rail/base/errors.h"
 

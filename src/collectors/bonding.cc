@@ -24,9 +24,7 @@ bool IsUp(const std::optional<std::string>& mii_status) {
 class BondingCollector final : public Collector {
  public:
   std::string Name() const override { return "bonding"; }
-  std::string Help() const override {
-    return "Bonds: mode, slaves, slave state and link failures";
-  }
+  std::string Help() const override { return "Bonds: mode, slaves, slave state and link failures"; }
 
   void Collect(Scrape& snapshot, std::vector<prometheus::MetricFamily>& out) override {
     auto info = detail::Gauge(

@@ -16,9 +16,7 @@ bool IsHwSetting(const std::string& name) {
 class HwCountersCollector final : public Collector {
  public:
   std::string Name() const override { return "hw_counters"; }
-  std::string Help() const override {
-    return "RDMA ports' vendor hw counters (hw_counters/)";
-  }
+  std::string Help() const override { return "RDMA ports' vendor hw counters (hw_counters/)"; }
   Reads Needs() const override { return {.hw_counters = true}; }
 
   void Collect(Scrape& snapshot, std::vector<prometheus::MetricFamily>& out) override {

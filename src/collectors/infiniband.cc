@@ -65,9 +65,7 @@ constexpr CounterMetric kCounterMetrics[] = {
 class InfinibandCollector final : public Collector {
  public:
   std::string Name() const override { return "infiniband"; }
-  std::string Help() const override {
-    return "RDMA devices and ports: state, rate, PMA counters";
-  }
+  std::string Help() const override { return "RDMA devices and ports: state, rate, PMA counters"; }
   Reads Needs() const override { return {.port_counters = true}; }
 
   void Collect(Scrape& snapshot, std::vector<prometheus::MetricFamily>& out) override {

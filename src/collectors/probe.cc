@@ -81,7 +81,8 @@ struct SeriesFamilies {
   detail::FamilyBuilder rail_throughput = detail::Gauge(
       "rail_probe_rail_throughput_bytes_per_second",
       "Each rail's payload throughput during the last multi-rail run, bytes per second.");
-  detail::FamilyBuilder moved = detail::Gauge("rail_probe_bytes", "Payload bytes moved by the last run.");
+  detail::FamilyBuilder moved =
+      detail::Gauge("rail_probe_bytes", "Payload bytes moved by the last run.");
   detail::FamilyBuilder duration =
       detail::Gauge("rail_probe_duration_seconds", "Time the last run spent moving data, seconds.");
   detail::FamilyBuilder rtt_stats =
@@ -206,8 +207,9 @@ void PeerFamilies::Observe(const probe::SeriesState& state, bool current) {
 
 void PeerFamilies::MoveTo(const std::vector<health::CheckResult>& verdicts,
                           std::vector<prometheus::MetricFamily>& out) const {
-  auto fallback_family = detail::Gauge(
-      "rail_fallback_tcp", "1 when a UCX probe on a rail that should use RDMA ran over TCP, else 0.");
+  auto fallback_family =
+      detail::Gauge("rail_fallback_tcp",
+                    "1 when a UCX probe on a rail that should use RDMA ran over TCP, else 0.");
   for (const auto& [key, value] : fallback) {
     fallback_family.Add({{"rail", key.first}, {"peer", key.second}}, value);
   }
@@ -224,7 +226,8 @@ void PeerFamilies::MoveTo(const std::vector<health::CheckResult>& verdicts,
       "rail_multirail_not_striping",
       "1 when one rail carried more than health.multirail_max_rail_share of a multi-rail UCX "
       "probe's bytes (the multirail_striping check fails), else 0.");
-  auto peer_info = detail::Gauge("rail_peer_info", "Agent and UCX versions a peer reported; value 1.");
+  auto peer_info =
+      detail::Gauge("rail_peer_info", "Agent and UCX versions a peer reported; value 1.");
   auto mismatch = detail::Gauge("rail_peer_version_mismatch",
                                 "1 when the peer's agent or UCX version differs from ours.");
   for (const auto& verdict : verdicts) {
@@ -265,10 +268,10 @@ class ProbeCollector final : public Collector {
       if (current) series.AddLastRun(state);
       peers.Observe(state, current);
     }
-    for (auto* family : {&series.runs, &series.errors, &series.last_run, &series.success,
-                         &series.throughput, &series.rail_throughput, &series.moved,
-                         &series.duration, &series.rtt_stats, &series.transport,
-                         &series.counter_bytes, &series.share, &series.other, &series.cpu}) {
+    for (auto* family :
+         {&series.runs, &series.errors, &series.last_run, &series.success, &series.throughput,
+          &series.rail_throughput, &series.moved, &series.duration, &series.rtt_stats,
+          &series.transport, &series.counter_bytes, &series.share, &series.other, &series.cpu}) {
       family->MoveTo(out);
     }
     peers.MoveTo(verdicts.checks, out);

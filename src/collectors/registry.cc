@@ -9,10 +9,9 @@ using Factory = std::unique_ptr<Collector> (*)();
 
 // Scrape order.
 constexpr Factory kFactories[] = {
-    MakeInfinibandCollector, MakeHwCountersCollector, MakeGidCollector,
-    MakeRailsCollector,      MakeNetclassCollector,   MakeNetdevCollector,
-    MakeBondingCollector,    MakeExporterCollector,   MakeProbeCollector,
-    MakeResponderCollector,  MakeHealthCollector,
+    MakeInfinibandCollector, MakeHwCountersCollector, MakeGidCollector,     MakeRailsCollector,
+    MakeNetclassCollector,   MakeNetdevCollector,     MakeBondingCollector, MakeExporterCollector,
+    MakeProbeCollector,      MakeResponderCollector,  MakeHealthCollector,
 };
 
 }  // namespace

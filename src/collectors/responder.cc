@@ -12,9 +12,7 @@ namespace {
 class ResponderCollector final : public Collector {
  public:
   std::string Name() const override { return "responder"; }
-  std::string Help() const override {
-    return "The responder answering other agents' probes";
-  }
+  std::string Help() const override { return "The responder answering other agents' probes"; }
 
   void Collect(Scrape& snapshot, std::vector<prometheus::MetricFamily>& out) override {
     if (!snapshot.sources().responder_stats) return;

@@ -1,6 +1,6 @@
-#include "rail/health/snapshot_checks.h"
-
 #include <algorithm>
+
+#include "rail/health/snapshot_checks.h"
 
 namespace rail::health {
 

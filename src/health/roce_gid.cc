@@ -13,7 +13,8 @@ namespace {
 
 // The addresses the rail should be reachable at: its netdev's IPv4 addresses, else the rail's
 // own (configured, or taken from its GIDs).
-std::vector<std::string> ExpectedAddresses(const HealthInputs& inputs, const inventory::Rail& rail) {
+std::vector<std::string> ExpectedAddresses(const HealthInputs& inputs,
+                                           const inventory::Rail& rail) {
   std::vector<std::string> addresses;
   for (const auto& address : Addresses(inputs)) {
     if (!rail.netdev.empty() && address.ifname == rail.netdev) {

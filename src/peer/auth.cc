@@ -80,8 +80,7 @@ std::optional<std::string> InitiatorProof(std::string_view secret, std::string_v
 
 // ---- ReplayCache ----
 
-ReplayCache::ReplayCache(const base::Clock& clock, std::size_t capacity,
-                         base::Duration max_age)
+ReplayCache::ReplayCache(const base::Clock& clock, std::size_t capacity, base::Duration max_age)
     : clock_(clock), capacity_(std::max<std::size_t>(capacity, 1)), max_age_(max_age) {}
 
 bool ReplayCache::CheckAndRemember(std::string_view nonce) {

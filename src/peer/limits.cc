@@ -64,8 +64,8 @@ std::optional<std::string> CheckProbeSetup(const Limits& limits, const ProbeSetu
 
 // ---- PeerRateLimiter ----
 
-PeerRateLimiter::PeerRateLimiter(const base::Clock& clock, double per_minute,
-                                 std::uint32_t burst, std::size_t max_tracked_peers)
+PeerRateLimiter::PeerRateLimiter(const base::Clock& clock, double per_minute, std::uint32_t burst,
+                                 std::size_t max_tracked_peers)
     : clock_(clock),
       per_minute_(per_minute),
       burst_(std::max<std::uint32_t>(burst, 1)),

@@ -1,7 +1,5 @@
 #include "rail/peer/responder.h"
 
-#include "rail/base/log.h"
-
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -17,6 +15,7 @@
 #include <optional>
 #include <thread>
 
+#include "rail/base/log.h"
 #include "responder_session.h"
 
 namespace rail::peer {

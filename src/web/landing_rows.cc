@@ -15,7 +15,8 @@ std::string FormatRate(const sysfs::PortRate& rate) {
   return text.str();
 }
 
-void DescribePortState(const inventory::Rail& rail, const sysfs::InfinibandPort* port, LandingRailRow& row) {
+void DescribePortState(const inventory::Rail& rail, const sysfs::InfinibandPort* port,
+                       LandingRailRow& row) {
   if (!rail.present || port == nullptr) {
     row.state = "missing";
     return;

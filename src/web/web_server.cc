@@ -1,3 +1,5 @@
+#include "rail/web/web_server.h"
+
 #include <CivetServer.h>
 #include <civetweb.h>
 #include <openssl/ssl.h>
@@ -13,7 +15,6 @@
 
 #include "basic_auth.h"
 #include "rail/base/log.h"
-#include "rail/web/web_server.h"
 #include "rail/web/web_config.h"
 #include "tls_context.h"
 

@@ -88,7 +88,7 @@ class Agent {
   std::unique_ptr<base::SteadyClock> clock_;
   std::unique_ptr<probe::ResultStore> results_;
   std::unique_ptr<inventory::GidCache> gid_cache_;
-  std::unique_ptr<health::HealthLog> health_log_;  // the health collector logs changes here
+  std::unique_ptr<health::HealthLog> health_log_;          // the health collector logs changes here
   std::function<bool(const std::string&)> device_filter_;  // compiled once
   std::unique_ptr<ProbeWiring> probing_;  // when probing or responding is configured
   std::shared_ptr<collectors::CollectorSet> collectors_;

@@ -23,8 +23,8 @@ struct ResponderConfig {
   // responder.listen_address. The responder runs only when the configuration has a responder
   // section (then ":9841" unless given): without a secret it could only refuse peers anyway.
   std::string listen_address;
-  std::optional<std::string> secret_file;    // responder.secret_file (also used to probe peers)
-  bool insecure = false;                     // responder.insecure: accept peers without a secret
+  std::optional<std::string> secret_file;  // responder.secret_file (also used to probe peers)
+  bool insecure = false;                   // responder.insecure: accept peers without a secret
   // responder.allowed_networks (CIDR, IPv4 or IPv6), checked at load; empty: every network.
   std::vector<std::string> allowed_networks;
   peer::Limits limits;  // responder.limits.*
@@ -52,7 +52,6 @@ struct ProbeConfig {
   std::string transports;                          // probes[].ucx_transports: UCX_TLS override
   std::optional<std::uint64_t> max_bytes;          // probes[].max_bytes: bytes one run may move
 };
-
 
 struct AgentConfig {
   std::vector<inventory::RailConfig> rails;

@@ -14,9 +14,9 @@
 #include <vector>
 
 #include "rail/agent/config.h"
+#include "rail/inventory/rails.h"
 #include "rail/probe/probe.h"
 #include "rail/probe/result_store.h"
-#include "rail/inventory/rails.h"
 #include "rail/schedule/scheduler.h"
 
 namespace rail::agent {

@@ -11,8 +11,8 @@
 #include <tuple>
 #include <vector>
 
-#include "rail/probe/result_store.h"
 #include "rail/inventory/rails.h"
+#include "rail/probe/result_store.h"
 #include "rail/sysfs/infiniband.h"
 #include "rail/sysfs/netclass.h"
 

@@ -20,9 +20,9 @@
 #include <string_view>
 #include <unordered_set>
 
+#include "rail/base/clock.h"
 #include "rail/peer/messages.h"
 #include "rail/peer/secret.h"
-#include "rail/base/clock.h"
 
 namespace rail::peer {
 

@@ -10,9 +10,9 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "rail/base/clock.h"
 #include "rail/peer/framing.h"
 #include "rail/peer/messages.h"
-#include "rail/base/clock.h"
 
 namespace rail::peer {
 
@@ -42,7 +42,7 @@ std::optional<std::string> CheckProbeSetup(const Limits& limits, const ProbeSetu
 struct RateDecision {
   bool allowed = false;
   base::Duration retry_after{};  // when refused: the wait until a probe would be allowed
-  std::string error;                 // when refused: for the peer
+  std::string error;             // when refused: for the peer
 };
 
 // A token bucket per peer on an injected clock, kept as the generic cell rate algorithm: each

@@ -44,13 +44,13 @@
 #include <string>
 #include <vector>
 
+#include "rail/base/clock.h"
 #include "rail/peer/allow_list.h"
 #include "rail/peer/auth.h"
 #include "rail/peer/connection.h"
 #include "rail/peer/limits.h"
 #include "rail/peer/messages.h"
 #include "rail/peer/secret.h"
-#include "rail/base/clock.h"
 
 namespace rail::peer {
 
@@ -93,7 +93,7 @@ struct ResponderOptions {
   std::chrono::milliseconds handshake_timeout{5000};
   std::chrono::milliseconds probe_grace{5000};  // beyond a probe's duration
   std::size_t max_tracked_peers = 1024;         // in the stats; least recently seen evicted
-  const base::Clock* clock = nullptr;       // rate limits and replay cache; nullptr: steady
+  const base::Clock* clock = nullptr;           // rate limits and replay cache; nullptr: steady
 };
 
 struct PeerInfo {

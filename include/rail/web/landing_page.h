@@ -10,8 +10,8 @@
 
 #include "rail/collectors/collector.h"
 #include "rail/health/checks.h"
-#include "rail/probe/result_store.h"
 #include "rail/inventory/rails.h"
+#include "rail/probe/result_store.h"
 #include "rail/sysfs/infiniband.h"
 #include "rail/sysfs/netclass.h"
 

@@ -6,7 +6,6 @@
 namespace rail::health::test {
 namespace {
 
-
 TEST(EvaluateChecksTest, OrderIsCheckThenRailThenPeer) {
   HostConfig config;
   config.rails = {DeviceRail("z_first", "rocep1s0f1"), DeviceRail("a_second", "rocep1s0f0")};

@@ -31,8 +31,8 @@ struct Host {
         config(std::move(agent_config)) {
     sysfs::ReadErrors errors;
     devices = sysfs::ReadInfiniband(sys, {}, errors);
-    rails = inventory::DiscoverRails(devices, config.rails,
-                                     inventory::DiscoverUnlisted(config.rails, config.discover_rails));
+    rails = inventory::DiscoverRails(
+        devices, config.rails, inventory::DiscoverUnlisted(config.rails, config.discover_rails));
     for (const auto& name : sysfs::ListNetDevices(sys, errors)) {
       if (auto device = sysfs::ReadNetDevice(sys, name, errors)) {
         net_devices.push_back(std::move(*device));

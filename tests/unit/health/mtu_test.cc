@@ -6,7 +6,6 @@
 namespace rail::health::test {
 namespace {
 
-
 TEST(MtuTest, RailsWithTheSameMtuPass) {
   HostConfig config;
   config.rails = {DeviceRail("rail0", "rocep1s0f0"), DeviceRail("rail1", "rocep1s0f1")};

@@ -15,7 +15,8 @@ struct RailsSection {
 
 std::vector<Rail> Discover(const std::vector<sysfs::InfinibandDevice>& devices,
                            const RailsSection& config) {
-  return DiscoverRails(devices, config.rails, DiscoverUnlisted(config.rails, config.discover_rails));
+  return DiscoverRails(devices, config.rails,
+                       DiscoverUnlisted(config.rails, config.discover_rails));
 }
 
 std::vector<sysfs::InfinibandDevice> SparkDevices() {

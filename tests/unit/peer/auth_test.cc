@@ -2,12 +2,11 @@
 
 #include <gtest/gtest.h>
 
-#include "support/fake_clock.h"
-
 #include <chrono>
 
 #include "rail/peer/encoding.h"
 #include "rail/peer/framing.h"
+#include "support/fake_clock.h"
 
 namespace rail::peer {
 namespace {

@@ -2,9 +2,9 @@
 
 #include <gtest/gtest.h>
 
-#include "support/fake_clock.h"
-
 #include <chrono>
+
+#include "support/fake_clock.h"
 
 namespace rail::peer {
 namespace {

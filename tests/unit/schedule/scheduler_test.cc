@@ -2,10 +2,10 @@
 
 #include <gtest/gtest.h>
 
-#include "support/fake_clock.h"
-
 #include <algorithm>
 #include <chrono>
+
+#include "support/fake_clock.h"
 
 namespace rail::schedule {
 namespace {

@@ -1,3 +1,5 @@
+#include "rail/web/web_server.h"
+
 #include <civetweb.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -5,8 +7,6 @@
 #include <prometheus/metric_family.h>
 
 #include <atomic>
-
-#include "rail/web/web_server.h"
 
 namespace rail::web {
 namespace {
