@@ -10,6 +10,7 @@
 
 #include "agent/config_yaml.h"
 #include "rail/peer/allow_list.h"
+#include "rail/peer/connection.h"
 
 namespace rail::agent {
 namespace {
@@ -122,7 +123,7 @@ void ParseResponderLimits(const YAML::Node& limits, const std::string& source, p
 
 void ParseResponder(const YAML::Node& node, const std::string& source, ResponderConfig& out) {
   if (!node.IsMap()) Fail(source, "responder", "expected a mapping");
-  out.listen_address = ":9841";
+  out.listen_address = ":" + std::to_string(peer::kDefaultResponderPort);
   RejectUnknownKeys(node,
                     {"listen_address", "secret_file", "insecure", "limits", "allowed_networks"},
                     source, "responder.");

@@ -108,11 +108,8 @@ struct ProbeResult {
 
 // Striping of a multi-rail UCX run: the counter delta of the probed rail that carried the highest
 // share of the bytes (RailCounterDelta::share). nullopt unless the run is
-// ucx_multirail_throughput and the counters saw at least two of its rails. The probe collector
-// (rail_multirail_not_striping) and the multirail_striping health check both judge by it.
+// ucx_multirail_throughput and the counters saw at least two of its rails. The multirail_striping
+// health check judges by it (health::Thresholds::multirail_max_rail_share).
 std::optional<RailCounterDelta> BusiestProbedRail(const ProbeResult& result);
-// A run is not striping when one rail carried more than this share
-// (health.multirail_max_rail_share).
-inline constexpr double kDefaultMaxRailShare = 0.8;
 
 }  // namespace rail::probe
