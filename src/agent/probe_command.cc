@@ -177,20 +177,6 @@ probe::ProbeParams ParamsFor(const ProbeCommandOptions& options, const ProbeChoi
   return params;
 }
 
-// The rails of each run: all of them together for a multi-rail kind, one by one otherwise.
-std::vector<std::vector<probe::ProbeRail>> RunsOver(probe::ProbeKind kind,
-                                                    const std::vector<probe::ProbeRail>& rails) {
-  const bool multi_rail = kind == probe::ProbeKind::kMultirailCapacity ||
-                          kind == probe::ProbeKind::kUcxMultirailThroughput;
-  std::vector<std::vector<probe::ProbeRail>> runs;
-  if (multi_rail) {
-    runs.push_back(rails);
-  } else {
-    for (const auto& rail : rails) runs.push_back({rail});
-  }
-  return runs;
-}
-
 // Runs the probe the options describe; the exit status.
 int ProbeAndReport(const ProbeCommandOptions& options, const ProbeChoice& choice, std::ostream& out,
                    std::ostream& err) {

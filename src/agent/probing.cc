@@ -67,6 +67,75 @@ std::vector<std::uint64_t> DefaultMessageSizes(probe::ProbeKind kind) {
   }
 }
 
+std::vector<std::vector<probe::ProbeRail>> RunsOver(probe::ProbeKind kind,
+                                                    const std::vector<probe::ProbeRail>& rails) {
+  std::vector<std::vector<probe::ProbeRail>> runs;
+  if (probe::IsMultiRail(kind)) {
+    runs.push_back(rails);
+  } else {
+    for (const auto& rail : rails) runs.push_back({rail});
+  }
+  return runs;
+}
+
+namespace {
+
+// The rails a probes[] entry names (all when it names none). Throws ConfigError naming the entry.
+std::vector<probe::ProbeRail> EntryRails(const ProbeConfig& entry, const std::string& key,
+                                         const std::vector<probe::ProbeRail>& rails) {
+  std::vector<probe::ProbeRail> selected;
+  if (entry.rails.empty()) selected = rails;
+  for (const auto& name : entry.rails) {
+    const auto rail =
+        std::find_if(rails.begin(), rails.end(), [&name](const auto& r) { return r.name == name; });
+    if (rail == rails.end())
+      throw ConfigError(key + ".rails: this host has no rail '" + name + "'");
+    selected.push_back(*rail);
+  }
+  if (selected.empty()) throw ConfigError(key + ": this host has no rail to probe");
+  return selected;
+}
+
+bool ProbesPeer(const ProbeConfig& entry, const PeerConfig& peer) {
+  return entry.peers.empty() ||
+         std::find(entry.peers.begin(), entry.peers.end(), peer.name) != entry.peers.end();
+}
+
+// One job: the entry's kind against `peer` over `rails`.
+PlannedProbe PlanJob(const ProbeConfig& entry, probe::ProbeKind kind, const PeerConfig& peer,
+                     const std::vector<probe::ProbeRail>& rails) {
+  PlannedProbe planned;
+  auto& params = planned.params;
+  params.kind = kind;
+  params.peer = peer.address;
+  params.rails = rails;
+  params.operation = *probe::ParseUcxOperation(entry.operation);
+  params.message_sizes_bytes =
+      entry.message_sizes_bytes.empty() ? DefaultMessageSizes(kind) : entry.message_sizes_bytes;
+  params.window = entry.window;
+  params.streams = entry.streams;
+  params.duration = entry.duration;
+  params.timeout = entry.timeout;
+  params.ucx_transports = entry.transports;
+  planned.interval = entry.interval;
+
+  auto& job = planned.job;
+  for (const auto& rail : rails) job.rails.push_back(rail.name);
+  job.name = entry.kind + "/" + peer.name + "/" + probe::RailLabel(job.rails);
+  job.kind = entry.kind;
+  job.peer = peer.name;
+  job.load = probe::IsBulk(kind) ? schedule::ProbeLoad::kBulk : schedule::ProbeLoad::kLatency;
+  job.interval = entry.interval;
+  job.jitter_fraction = entry.jitter;
+  // Every size runs in turn, each bounded by the probe's timeout.
+  const auto sizes = params.message_sizes_bytes.size();
+  job.timeout = entry.timeout * static_cast<int>(sizes) + std::chrono::seconds(1);
+  job.expected_bytes = probe::IsBulk(kind) ? ExpectedBytes(entry, rails) * sizes : 0;
+  return planned;
+}
+
+}  // namespace
+
 std::vector<PlannedProbe> PlanProbes(const AgentConfig& config,
                                      const std::vector<probe::ProbeRail>& rails) {
   std::vector<PlannedProbe> plan;
@@ -74,69 +143,14 @@ std::vector<PlannedProbe> PlanProbes(const AgentConfig& config,
     const auto& entry = config.probes[i];
     const std::string key = "probes[" + std::to_string(i) + "]";
     const auto kind = *probe::ParseProbeKind(entry.kind);
-    std::vector<probe::ProbeRail> selected;
-    if (entry.rails.empty()) {
-      selected = rails;
-    } else {
-      for (const auto& name : entry.rails) {
-        const auto rail = std::find_if(rails.begin(), rails.end(),
-                                       [&name](const auto& r) { return r.name == name; });
-        if (rail == rails.end()) {
-          throw ConfigError(key + ".rails: this host has no rail '" + name + "'");
-        }
-        selected.push_back(*rail);
-      }
-    }
-    if (selected.empty()) throw ConfigError(key + ": this host has no rail to probe");
-    const bool multi_rail = kind == probe::ProbeKind::kMultirailCapacity ||
-                            kind == probe::ProbeKind::kUcxMultirailThroughput;
-    if (multi_rail && selected.size() < 2) {
+    const auto selected = EntryRails(entry, key, rails);
+    if (probe::IsMultiRail(kind) && selected.size() < 2) {
       spdlog::warn("{}: {} over a single rail measures that rail only", key, entry.kind);
     }
-    std::vector<std::vector<probe::ProbeRail>> groups;
-    if (multi_rail) {
-      groups.push_back(selected);
-    } else {
-      for (const auto& rail : selected) groups.push_back({rail});
-    }
     for (const auto& peer : config.peers) {
-      if (!entry.peers.empty() &&
-          std::find(entry.peers.begin(), entry.peers.end(), peer.name) == entry.peers.end()) {
-        continue;
-      }
-      for (const auto& group : groups) {
-        PlannedProbe planned;
-        auto& params = planned.params;
-        params.kind = kind;
-        params.peer = peer.address;
-        params.rails = group;
-        params.operation = *probe::ParseUcxOperation(entry.operation);
-        params.message_sizes_bytes = entry.message_sizes_bytes.empty() ? DefaultMessageSizes(kind)
-                                                                       : entry.message_sizes_bytes;
-        params.window = entry.window;
-        params.streams = entry.streams;
-        params.duration = entry.duration;
-        params.timeout = entry.timeout;
-        params.ucx_transports = entry.transports;
-        planned.interval = entry.interval;
-
-        auto& job = planned.job;
-        std::vector<std::string> names;
-        for (const auto& rail : group) names.push_back(rail.name);
-        job.name = entry.kind + "/" + peer.name + "/" + probe::RailLabel(names);
-        job.kind = entry.kind;
-        job.peer = peer.name;
-        job.rails = names;
-        job.load = probe::IsBulk(kind) ? schedule::ProbeLoad::kBulk : schedule::ProbeLoad::kLatency;
-        job.interval = entry.interval;
-        job.jitter_fraction = entry.jitter;
-        // Every size runs in turn, each bounded by the probe's timeout.
-        job.timeout = entry.timeout * static_cast<int>(params.message_sizes_bytes.size()) +
-                      std::chrono::seconds(1);
-        job.expected_bytes = probe::IsBulk(kind)
-                                 ? ExpectedBytes(entry, group) * params.message_sizes_bytes.size()
-                                 : 0;
-        plan.push_back(std::move(planned));
+      if (!ProbesPeer(entry, peer)) continue;
+      for (const auto& group : RunsOver(kind, selected)) {
+        plan.push_back(PlanJob(entry, kind, peer, group));
       }
     }
   }

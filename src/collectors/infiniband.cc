@@ -62,85 +62,109 @@ constexpr CounterMetric kCounterMetrics[] = {
      "Ticks during which the port had data to send but no flow-control credits."},
 };
 
-class InfinibandCollector final : public Collector {
- public:
-  std::string Name() const override { return "infiniband"; }
-  std::string Help() const override { return "RDMA devices and ports: state, rate, PMA counters"; }
-  Reads Needs() const override { return {.port_counters = true}; }
+Labels With(Labels labels, const char* name, std::string value) {
+  labels.push_back({name, std::move(value)});
+  return labels;
+}
 
-  void Collect(Scrape& snapshot, std::vector<prometheus::MetricFamily>& out) override {
-    auto device_info = Gauge("rail_infiniband_device_info",
-                             "RDMA device identity from class/infiniband/<device>; value 1.");
-    auto port_info = Gauge("rail_port_info", "RDMA port facts (link layer, width, LIDs); value 1.");
-    auto state = Gauge("rail_port_state_id",
-                       "Logical port state (ports/<p>/state): 1 DOWN, 2 INIT, 3 ARMED, 4 ACTIVE.");
-    auto phys_state = Gauge("rail_port_physical_state_id",
-                            "Physical port state (ports/<p>/phys_state): 5 LinkUp, 3 Disabled.");
-    auto active = Gauge("rail_port_active", "1 when the port is ACTIVE and LinkUp, else 0.");
-    auto rate = Gauge("rail_port_rate_bytes_per_second",
-                      "Port signalling rate (ports/<p>/rate) in bytes per second.");
-    auto saturated =
-        Gauge("rail_port_pma_saturated",
-              "1 when a PMA counter pegged at its maximum (it stops instead of wrapping), else 0.");
-    auto other = Counter("rail_port_pma_events_total",
-                         "PMA counter without a dedicated metric (ports/<p>/counters/<counter>).");
-    std::map<std::string, FamilyBuilder> counters;
-    for (const auto& spec : kCounterMetrics) {
-      counters.emplace(spec.file, Counter(spec.metric, spec.help));
+// The families of this collector, in exposition order.
+struct InfinibandFamilies {
+  FamilyBuilder device_info =
+      Gauge("rail_infiniband_device_info",
+            "RDMA device identity from class/infiniband/<device>; value 1.");
+  FamilyBuilder port_info =
+      Gauge("rail_port_info", "RDMA port facts (link layer, width, LIDs); value 1.");
+  FamilyBuilder state =
+      Gauge("rail_port_state_id",
+            "Logical port state (ports/<p>/state): 1 DOWN, 2 INIT, 3 ARMED, 4 ACTIVE.");
+  FamilyBuilder phys_state =
+      Gauge("rail_port_physical_state_id",
+            "Physical port state (ports/<p>/phys_state): 5 LinkUp, 3 Disabled.");
+  FamilyBuilder active = Gauge("rail_port_active", "1 when the port is ACTIVE and LinkUp, else 0.");
+  FamilyBuilder rate = Gauge("rail_port_rate_bytes_per_second",
+                             "Port signalling rate (ports/<p>/rate) in bytes per second.");
+  FamilyBuilder saturated =
+      Gauge("rail_port_pma_saturated",
+            "1 when a PMA counter pegged at its maximum (it stops instead of wrapping), else 0.");
+  FamilyBuilder other =
+      Counter("rail_port_pma_events_total",
+              "PMA counter without a dedicated metric (ports/<p>/counters/<counter>).");
+  std::map<std::string, FamilyBuilder> counters = [] {
+    std::map<std::string, FamilyBuilder> named;
+    for (const auto& spec : kCounterMetrics)
+      named.emplace(spec.file, Counter(spec.metric, spec.help));
+    return named;
+  }();
+
+  void AddDevice(const sysfs::InfinibandDevice& device) {
+    device_info.Add({{"device", device.name},
+                     {"board_id", device.board_id.value_or("")},
+                     {"fw_ver", device.fw_ver.value_or("")},
+                     {"hca_type", device.hca_type.value_or("")},
+                     {"node_guid", device.node_guid.value_or("")},
+                     {"sys_image_guid", device.sys_image_guid.value_or("")},
+                     {"node_type", device.node_type.value_or("")}},
+                    1);
+    for (const auto& port : device.ports) {
+      const Labels id = {{"device", device.name}, {"port", std::to_string(port.number)}};
+      AddPort(id, port);
+      AddCounters(id, port);
     }
+  }
 
-    for (const auto& device : snapshot.Devices()) {
-      device_info.Add({{"device", device.name},
-                       {"board_id", device.board_id.value_or("")},
-                       {"fw_ver", device.fw_ver.value_or("")},
-                       {"hca_type", device.hca_type.value_or("")},
-                       {"node_guid", device.node_guid.value_or("")},
-                       {"sys_image_guid", device.sys_image_guid.value_or("")},
-                       {"node_type", device.node_type.value_or("")}},
-                      1);
-      for (const auto& port : device.ports) {
-        const Labels id = {{"device", device.name}, {"port", std::to_string(port.number)}};
-        auto with = [&id](const char* name, std::string value) {
-          Labels labels = id;
-          labels.push_back({name, std::move(value)});
-          return labels;
-        };
-        Labels info = id;
-        info.push_back({"link_layer", port.link_layer.value_or("")});
-        info.push_back({"width", port.rate ? port.rate->width_and_speed : ""});
-        info.push_back({"lid", port.lid ? std::to_string(*port.lid) : ""});
-        info.push_back({"sm_lid", port.sm_lid ? std::to_string(*port.sm_lid) : ""});
-        port_info.Add(std::move(info), 1);
-        if (port.state) state.Add(id, port.state->id);
-        if (port.phys_state) phys_state.Add(id, port.phys_state->id);
-        active.Add(id, port.IsActive() ? 1 : 0);
-        if (port.rate) rate.Add(id, port.rate->BytesPerSecond());
+  void AddPort(const Labels& id, const sysfs::InfinibandPort& port) {
+    Labels info = id;
+    info.push_back({"link_layer", port.link_layer.value_or("")});
+    info.push_back({"width", port.rate ? port.rate->width_and_speed : ""});
+    info.push_back({"lid", port.lid ? std::to_string(*port.lid) : ""});
+    info.push_back({"sm_lid", port.sm_lid ? std::to_string(*port.sm_lid) : ""});
+    port_info.Add(std::move(info), 1);
+    if (port.state) state.Add(id, port.state->id);
+    if (port.phys_state) phys_state.Add(id, port.phys_state->id);
+    active.Add(id, port.IsActive() ? 1 : 0);
+    if (port.rate) rate.Add(id, port.rate->BytesPerSecond());
+  }
 
-        // Named counters from the best source: counters/, or counters_ext/ where the classic
-        // file is narrow or absent (older drivers such as qib keep 64-bit data there).
-        for (const auto& spec : kCounterMetrics) {
-          const auto* best = sysfs::BestPortCounter(port, spec.file);
-          if (best == nullptr) continue;
-          counters.at(spec.file).Add(id, static_cast<double>(best->value));
-          if (best->width_bits < 64) {
-            saturated.Add(with("counter", spec.file), best->saturated ? 1 : 0);
-          }
-        }
-        for (const auto& [file, counter] : port.counters) {
-          if (counters.contains(file)) continue;
-          other.Add(with("counter", file), static_cast<double>(counter.value));
-          if (counter.width_bits < 64) {
-            saturated.Add(with("counter", file), counter.saturated ? 1 : 0);
-          }
-        }
+  // Named counters from the best source: counters/, or counters_ext/ where the classic file is
+  // narrow or absent (older drivers such as qib keep 64-bit data there).
+  void AddCounters(const Labels& id, const sysfs::InfinibandPort& port) {
+    for (const auto& spec : kCounterMetrics) {
+      const auto* best = sysfs::BestPortCounter(port, spec.file);
+      if (best == nullptr) continue;
+      counters.at(spec.file).Add(id, static_cast<double>(best->value));
+      if (best->width_bits < 64) {
+        saturated.Add(With(id, "counter", spec.file), best->saturated ? 1 : 0);
       }
     }
+    for (const auto& [file, counter] : port.counters) {
+      if (counters.contains(file)) continue;
+      other.Add(With(id, "counter", file), static_cast<double>(counter.value));
+      if (counter.width_bits < 64) {
+        saturated.Add(With(id, "counter", file), counter.saturated ? 1 : 0);
+      }
+    }
+  }
+
+  void MoveTo(std::vector<prometheus::MetricFamily>& out) {
     for (auto* family : {&device_info, &port_info, &state, &phys_state, &active, &rate}) {
       family->MoveTo(out);
     }
     for (const auto& spec : kCounterMetrics) counters.at(spec.file).MoveTo(out);
     other.MoveTo(out);
     saturated.MoveTo(out);
+  }
+};
+
+class InfinibandCollector final : public Collector {
+ public:
+  std::string Name() const override { return "infiniband"; }
+  std::string Help() const override { return "RDMA devices and ports: state, rate, PMA counters"; }
+  Reads Needs() const override { return {.port_counters = true}; }
+
+  void Collect(Scrape& scrape, std::vector<prometheus::MetricFamily>& out) override {
+    InfinibandFamilies families;
+    for (const auto& device : scrape.Devices()) families.AddDevice(device);
+    families.MoveTo(out);
   }
 };
 

@@ -187,8 +187,23 @@ class Session {
   // One probe from setup to report; false ends the session.
   bool ServeProbe(const json& message) {
     ProbeSetup setup;
+    if (!AdmitProbe(message, &setup)) return false;
+    json reply_fields = json::object();
+    const std::unique_ptr<ProbeSessionHandler> handler = SetUpHandler(setup, &reply_fields);
+    if (handler == nullptr) return false;
+    NetError net_error;
+    if (!connection_.Send(ToJson(ProbeSetupReply{context_.options.versions, reply_fields}),
+                          Clock::now() + context_.options.handshake_timeout, &net_error)) {
+      Refuse(net_error.reason, net_error.message);
+      return false;
+    }
+    return ServeUntilDone(*handler, setup) && SendReport(*handler);
+  }
+
+  // A well-formed probe_setup within this peer's rate and the responder's limits.
+  bool AdmitProbe(const json& message, ProbeSetup* setup) {
     std::string error;
-    if (!FromJson(message, &setup, &error)) {
+    if (!FromJson(message, setup, &error)) {
       Refuse("malformed", error);
       return false;
     }
@@ -197,41 +212,42 @@ class Session {
       Refuse("rate", rate.error);
       return false;
     }
-    if (std::optional<std::string> over = CheckProbeSetup(context_.options.limits, setup)) {
+    if (std::optional<std::string> over = CheckProbeSetup(context_.options.limits, *setup)) {
       Refuse("limit", *over);
       return false;
     }
-    std::unique_ptr<ProbeSessionHandler> handler;
-    json reply_fields = json::object();
+    return true;
+  }
+
+  // The kind's handler, set up for this probe; nullptr (the peer told why) when there is none.
+  std::unique_ptr<ProbeSessionHandler> SetUpHandler(const ProbeSetup& setup, json* reply_fields) {
     std::string reason;
     std::string reason_message;
     try {
-      handler = context_.factory ? context_.factory(setup.kind, setup.rail) : nullptr;
+      auto handler = context_.factory ? context_.factory(setup.kind, setup.rail) : nullptr;
       if (handler == nullptr) {
         Refuse("unknown_kind", "this responder has no handler for kind \"" + setup.kind +
                                    "\" on rail \"" + setup.rail + "\"");
-        return false;
+        return nullptr;
       }
-      if (!handler->Setup(setup, &reply_fields, &reason, &reason_message)) {
+      if (!handler->Setup(setup, reply_fields, &reason, &reason_message)) {
         Refuse(KnownReason(reason.empty() ? "setup" : reason), reason_message);
-        return false;
+        return nullptr;
       }
+      return handler;
     } catch (const std::exception& e) {
       Refuse("internal", std::string("probe setup failed: ") + e.what());
-      return false;
+      return nullptr;
     }
+  }
 
-    NetError net_error;
-    if (!connection_.Send(ToJson(ProbeSetupReply{context_.options.versions, reply_fields}),
-                          Clock::now() + context_.options.handshake_timeout, &net_error)) {
-      Refuse(net_error.reason, net_error.message);
-      return false;
-    }
+  // Serves the probe until the peer says probe_done (or its time and grace are up).
+  bool ServeUntilDone(ProbeSessionHandler& handler, const ProbeSetup& setup) {
     const auto probe_time = std::chrono::duration_cast<Clock::duration>(
         std::chrono::duration<double>(setup.duration_seconds));
     std::optional<json> done;
     {
-      ServeThread serving(*handler);
+      ServeThread serving(handler);
       done =
           ReceiveOrRefuse(Clock::now() + probe_time + context_.options.probe_grace, "probe_done");
     }  // stops and joins Serve before its Report is read
@@ -240,13 +256,18 @@ class Session {
       Refuse("protocol", "expected probe_done, got \"" + MessageType(*done) + "\"");
       return false;
     }
+    return true;
+  }
+
+  bool SendReport(ProbeSessionHandler& handler) {
     json report;
     try {
-      report = handler->Report();
+      report = handler.Report();
     } catch (const std::exception& e) {
       Refuse("internal", std::string("probe report failed: ") + e.what());
       return false;
     }
+    NetError net_error;
     if (!connection_.Send(ToJson(ProbeReport{report}),
                           Clock::now() + context_.options.handshake_timeout, &net_error)) {
       Refuse(net_error.reason, net_error.message);

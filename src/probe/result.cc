@@ -39,6 +39,10 @@ bool IsBulk(ProbeKind kind) {
   return kind != ProbeKind::kUcxRtt && kind != ProbeKind::kTcpRtt;
 }
 
+bool IsMultiRail(ProbeKind kind) {
+  return kind == ProbeKind::kMultirailCapacity || kind == ProbeKind::kUcxMultirailThroughput;
+}
+
 const char* UcxOperationName(UcxOperation operation) {
   switch (operation) {
     case UcxOperation::kPut:

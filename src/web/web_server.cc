@@ -170,19 +170,54 @@ std::string ToCivetwebPort(const std::string& listen_address) {
   return listen_address;
 }
 
+namespace {
+
+// civetweb's "listening_ports": the addresses, each with an "s" for a TLS port.
+std::string CivetwebPorts(const WebOptions& options, bool tls) {
+  if (options.listen_addresses.empty()) throw WebError("no listen address given");
+  std::string ports;
+  for (const auto& address : options.listen_addresses) {
+    if (!ports.empty()) ports += ",";
+    ports += ToCivetwebPort(address) + (tls ? "s" : "");
+  }
+  return ports;
+}
+
+// rail_exporter_http_auth_failures_total by reason, in `registry`.
+void AddAuthFailureCounters(prometheus::Registry& registry, ServerState& state) {
+  auto& failures = prometheus::BuildCounter()
+                       .Name("rail_exporter_http_auth_failures_total")
+                       .Help(
+                           "HTTP requests refused by basic authentication, by reason "
+                           "(missing, malformed or invalid credentials).")
+                       .Register(registry);
+  state.missing_credentials = &failures.Add({{"reason", "missing"}});
+  state.malformed_credentials = &failures.Add({{"reason", "malformed"}});
+  state.invalid_credentials = &failures.Add({{"reason", "invalid"}});
+}
+
+void LogSecurity(const WebConfig& config) {
+  if (!config.tls && config.basic_auth_users.empty()) return;
+  spdlog::info(
+      "web: {}{}",
+      config.tls
+          ? "TLS (client_auth_type " + std::string(ClientAuthName(config.tls->client_auth)) + ")"
+          : std::string("plain HTTP"),
+      config.basic_auth_users.empty()
+          ? ""
+          : ", basic auth for " + std::to_string(config.basic_auth_users.size()) + " user(s)");
+}
+
+}  // namespace
+
 WebServer::WebServer(const WebOptions& options, std::weak_ptr<prometheus::Collectable> metrics,
                      std::function<std::string()> render_landing_page) {
-  if (options.listen_addresses.empty()) throw WebError("no listen address given");
   if (options.telemetry_path.empty() || options.telemetry_path.front() != '/') {
     throw WebError("telemetry path '" + options.telemetry_path + "' must start with '/'");
   }
   const WebConfig config =
       options.config_file.empty() ? WebConfig{} : LoadWebConfigFile(options.config_file);
-  std::string ports;
-  for (const auto& address : options.listen_addresses) {
-    if (!ports.empty()) ports += ",";
-    ports += ToCivetwebPort(address) + (config.tls ? "s" : "");  // "s": civetweb's TLS port
-  }
+  const std::string ports = CivetwebPorts(options, config.tls.has_value());
   if (std::string error; config.tls && !detail::PrepareCivetwebTls(&error)) throw WebError(error);
   auto state = std::make_shared<ServerState>();
   state->landing_page = std::move(render_landing_page);
@@ -191,29 +226,16 @@ WebServer::WebServer(const WebOptions& options, std::weak_ptr<prometheus::Collec
   if (!config.basic_auth_users.empty()) {
     state->auth = std::make_shared<const detail::BasicAuthChecker>(config.basic_auth_users);
     web_metrics_ = std::make_shared<prometheus::Registry>();
-    auto& failures = prometheus::BuildCounter()
-                         .Name("rail_exporter_http_auth_failures_total")
-                         .Help(
-                             "HTTP requests refused by basic authentication, by reason "
-                             "(missing, malformed or invalid credentials).")
-                         .Register(*web_metrics_);
-    state->missing_credentials = &failures.Add({{"reason", "missing"}});
-    state->malformed_credentials = &failures.Add({{"reason", "malformed"}});
-    state->invalid_credentials = &failures.Add({{"reason", "invalid"}});
+    AddAuthFailureCounters(*web_metrics_, *state);
   }
   {
     std::lock_guard lock(state_mutex);
     server_state = std::move(state);
   }
-  std::vector<std::string> civetweb_options = {
-      "listening_ports",
-      ports,
-      "num_threads",
-      std::to_string(options.threads),
-      // A client that stalls must not hold a worker thread for long.
-      "request_timeout_ms",
-      "10000",
-  };
+  // A client that stalls must not hold a worker thread for long: request_timeout_ms.
+  const std::vector<std::string> civetweb_options = {
+      "listening_ports",    ports,  "num_threads", std::to_string(options.threads),
+      "request_timeout_ms", "10000"};
   try {
     exposer_ =
         std::make_unique<prometheus::Exposer>(civetweb_options, &Callbacks(config.tls.has_value()));
@@ -224,16 +246,7 @@ WebServer::WebServer(const WebOptions& options, std::weak_ptr<prometheus::Collec
   }
   exposer_->RegisterCollectable(metrics, options.telemetry_path);
   if (web_metrics_) exposer_->RegisterCollectable(web_metrics_, options.telemetry_path);
-  if (config.tls || !config.basic_auth_users.empty()) {
-    spdlog::info(
-        "web: {}{}",
-        config.tls
-            ? "TLS (client_auth_type " + std::string(ClientAuthName(config.tls->client_auth)) + ")"
-            : std::string("plain HTTP"),
-        config.basic_auth_users.empty()
-            ? ""
-            : ", basic auth for " + std::to_string(config.basic_auth_users.size()) + " user(s)");
-  }
+  LogSecurity(config);
 }
 
 WebServer::~WebServer() {

@@ -16,6 +16,10 @@ tests/unit/<layer>/:
 and in src/CMakeLists.txt and tests/CMakeLists.txt every target_link_libraries of a rail_<layer>
 library or a unit test binary names only the libraries its layer may link.
 
+The same test holds the size rule: no file of src/ or include/ over MAX_FILE_LINES lines and no
+function over MAX_FUNCTION_LINES (a definition that starts at column 0, as clang-format lays them
+out, up to its closing brace at column 0).
+
 Run as `layering_test.py --root <source dir>`; `--check-only` prints the violations without the
 unittest wrapper (a person adding an edge sees each one with its file and line).
 """
@@ -52,6 +56,12 @@ EXTERNAL_LIBRARIES = {
     "OpenSSL::": {"peer", "web"},
     "PkgConfig::IBVERBS": {"probe", "gpu"},
 }
+
+MAX_FILE_LINES = 400
+MAX_FUNCTION_LINES = 60
+# A line that can start a function definition at namespace scope.
+DEFINITION = re.compile(r"^(?!(namespace|class|struct|enum|union|using|template|typedef|extern|"
+                        r"static_assert)\b)[A-Za-z_][^;]*\(")
 
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
 NAMESPACE = re.compile(r"^namespace\s+([A-Za-z_][\w:]*)\s*\{")
@@ -176,6 +186,50 @@ def violations(root):
     return problems
 
 
+def function_lengths(lines):
+    """(first line, length) of every function definition in clang-formatted C++: at column 0,
+    or at column 2 inside a class body, up to its closing brace at the same column."""
+    i = 0
+    while i < len(lines):
+        indent = len(lines[i]) - len(lines[i].lstrip(" "))
+        if (indent in (0, 2) and DEFINITION.match(lines[i][indent:]) and
+                not lines[i].rstrip().endswith(";") and not lines[i].lstrip().startswith("//")):
+            end_of_signature = i
+            while (end_of_signature < len(lines) and
+                   not lines[end_of_signature].rstrip().endswith(("{", ";"))):
+                end_of_signature += 1
+            if end_of_signature < len(lines) and lines[end_of_signature].rstrip().endswith("{"):
+                closing = (" " * indent + "}", " " * indent + "};")
+                close = end_of_signature + 1
+                while close < len(lines) and lines[close] not in closing:
+                    close += 1
+                if close < len(lines):
+                    yield i + 1, close - i + 1
+                    i = close
+        i += 1
+
+
+def size_violations(root):
+    problems = []
+    for top in ("src", "include"):
+        for folder, _, names in os.walk(os.path.join(root, top)):
+            for name in sorted(names):
+                if not name.endswith((".cc", ".h")):
+                    continue
+                path = os.path.join(folder, name)
+                with open(path, encoding="utf-8") as handle:
+                    lines = handle.read().split("\n")
+                where = os.path.relpath(path, root)
+                if len(lines) - 1 > MAX_FILE_LINES:
+                    problems.append("%s: %d lines (at most %d)"
+                                    % (where, len(lines) - 1, MAX_FILE_LINES))
+                for first, length in function_lengths(lines):
+                    if length > MAX_FUNCTION_LINES:
+                        problems.append("%s:%d: a function of %d lines (at most %d)"
+                                        % (where, first, length, MAX_FUNCTION_LINES))
+    return problems
+
+
 def write(path, text):
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "w", encoding="utf-8") as handle:
@@ -188,6 +242,21 @@ class LayeringTest(unittest.TestCase):
     def test_the_tree_keeps_to_the_layer_order(self):
         problems = violations(self.root)
         self.assertEqual(problems, [], "\n" + "\n".join(problems))
+
+    def test_files_and_functions_stay_small(self):
+        problems = size_violations(self.root)
+        self.assertEqual(problems, [], "\n" + "\n".join(problems))
+
+    def test_size_rule_measures_functions(self):
+        body = "\n".join("  ++x;" for _ in range(MAX_FUNCTION_LINES))
+        text = ("namespace rail::base {\n\nint Short(int x) {\n  return x;\n}\n\n"
+                "int Long(int x,\n         int y) {\n%s\n  return x + y;\n}\n\n"
+                "}  // namespace rail::base\n" % body)
+        self.assertEqual(list(function_lengths(text.split("\n"))),
+                         [(3, 3), (7, MAX_FUNCTION_LINES + 4)])
+        in_class = ("class A {\n public:\n  void Collect() {\n%s\n  }\n};\n" % body)
+        self.assertEqual(list(function_lengths(in_class.split("\n"))),
+                         [(3, MAX_FUNCTION_LINES + 2)])
 
     def test_every_layer_folder_is_known(self):
         for top in ("src", os.path.join("include", "rail"), os.path.join("tests", "unit")):

@@ -39,6 +39,11 @@ struct PlannedProbe {
 std::vector<PlannedProbe> PlanProbes(const AgentConfig& config,
                                      const std::vector<probe::ProbeRail>& rails);
 
+// The rails of each run of `kind` over `rails`: all of them at once for a multi-rail kind, one
+// run per rail otherwise.
+std::vector<std::vector<probe::ProbeRail>> RunsOver(probe::ProbeKind kind,
+                                                    const std::vector<probe::ProbeRail>& rails);
+
 // Runs a probe once per message size; one result per size.
 std::vector<probe::ProbeResult> RunProbeSizes(probe::Probe& probe, const probe::ProbeParams& params,
                                               const probe::ProbeContext& context);

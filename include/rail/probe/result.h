@@ -26,6 +26,8 @@ const char* ProbeKindName(ProbeKind kind);  // "ucx_throughput", ...
 std::optional<ProbeKind> ParseProbeKind(const std::string& name);
 // Bulk kinds move many bytes and occupy their rails; the others are latency probes.
 bool IsBulk(ProbeKind kind);
+// Multi-rail kinds run over all their rails at once; the others once per rail.
+bool IsMultiRail(ProbeKind kind);
 
 enum class UcxOperation { kPut, kGet, kAm };
 const char* UcxOperationName(UcxOperation operation);  // "put", "get", "am"
