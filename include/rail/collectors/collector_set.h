@@ -1,5 +1,5 @@
 // The enabled collectors behind one prometheus::Collectable. A scrape reads sysfs once into a
-// ScrapeSnapshot, runs every enabled collector in order, times each, and adds the scrape
+// Scrape (collector.h), runs every enabled collector in order, times each, and adds the scrape
 // metadata (per-collector duration and success, read errors by reason).
 #pragma once
 
