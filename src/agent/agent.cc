@@ -13,9 +13,7 @@
 #include "rail/health/checks.h"
 #include "rail/inventory/gid_cache.h"
 #include "rail/peer/responder.h"
-#include "rail/probe/handler_factory.h"
 #include "rail/probe/result_store.h"
-#include "rail/probe/ucx_version.h"
 #include "rail/sysfs/filesystem.h"
 #include "rail/sysfs/values.h"
 #include "rail/web/landing_page.h"
@@ -119,15 +117,11 @@ Agent::Agent(const AgentOptions& options) : options_(options) {
   clock_ = std::make_unique<base::SteadyClock>();
   results_ = std::make_unique<probe::ResultStore>(*clock_);
   device_filter_ = MakeDeviceFilter(options_.device_include, options_.device_exclude);
+  StartProbing();
   StartCollectors();
   LogDevicesFound(*sys_, options_.sysfs_root);
   web_ = std::make_unique<web::WebServer>(options_.web, collectors_,
                                           [this] { return RenderLandingPage(); });
-  if (!config_.responder.listen_address.empty() || !config_.probes.empty()) {
-    probing_ = std::make_unique<ProbeWiring>(
-        *sys_, LocalProbeRails(*sys_, config_, device_filter_),
-        LoadSecret(config_.responder.secret_file, "responder.secret_file"), *clock_, 4096);
-  }
   StartResponder();
   StartProbes();
   std::string ports;
@@ -150,6 +144,30 @@ std::uint16_t Agent::ResponderPort() const {
   return responder_ ? responder_->ListeningPort() : std::uint16_t{0};
 }
 
+// The probe worker runs when this agent answers probes or runs UCX probes itself, and is started
+// first: its hello brings the UCX version that the handshake, the checks and build_info report.
+void Agent::StartProbing() {
+  WorkerSettings worker{options_.probe_worker_path, options_.sysfs_root, options_.log_level,
+                        options_.log_format};
+  const bool responds = !config_.responder.listen_address.empty();
+  if (responds || !config_.probes.empty()) {
+    probing_ = std::make_unique<ProbeWiring>(
+        *sys_, LocalProbeRails(*sys_, config_, device_filter_),
+        LoadSecret(config_.responder.secret_file, "responder.secret_file"), *clock_, 4096,
+        std::move(worker));
+  }
+  const bool ucx_probes =
+      std::any_of(config_.probes.begin(), config_.probes.end(), [](const ProbeConfig& entry) {
+        const auto kind = probe::ParseProbeKind(entry.kind);
+        return kind && probe::NeedsUcx(*kind);
+      });
+  if (probing_ && (responds || ucx_probes)) probing_->StartWorker();
+  ucx_version_ =
+      probing_
+          ? probing_->Versions().ucx_version
+          : probe::QueryWorkerUcxVersion(probe::FindWorkerExecutable(options_.probe_worker_path));
+}
+
 void Agent::StartCollectors() {
   collectors::Sources sources;
   sources.inventory.sys = sys_.get();
@@ -167,7 +185,11 @@ void Agent::StartCollectors() {
   sources.health.results = results_.get();
   sources.health.interface_addresses = health::ReadInterfaceAddresses;
   sources.health.own_agent_version = base::GetBuildInfo().version;
-  sources.health.own_ucx_version = probe::UcxRuntimeVersion();
+  sources.health.own_ucx_version = ucx_version_;
+  sources.probe_worker = [this]() -> std::optional<probe::WorkerStatus> {
+    if (!probing_ || probing_->worker() == nullptr) return std::nullopt;
+    return probing_->worker()->Status();
+  };
   health_log_ = std::make_unique<health::HealthLog>();
   sources.health_log = health_log_.get();
   collectors_ = std::make_shared<collectors::CollectorSet>(std::move(sources), options_.collectors);
@@ -182,7 +204,7 @@ void Agent::StartResponder() {
   options.port = address.port;
   options.secret = probing_->secret();
   options.insecure = config.insecure || options_.peer_insecure;
-  options.versions = OurVersions();
+  options.versions = probing_->Versions();
   options.rail_mtus = [this] { return RailMtus(*sys_, probing_->rails()); };
   options.limits = config.limits;
   options.allowed_networks = AllowedNetworks(config.allowed_networks);
@@ -192,8 +214,7 @@ void Agent::StartResponder() {
         "responder: no responder.secret_file and no --peer.insecure: every peer will be "
         "refused");
   }
-  responder_ = std::make_unique<peer::Responder>(std::move(options),
-                                                 probe::MakeProbeHandlerFactory(probing_->rails()));
+  responder_ = std::make_unique<peer::Responder>(std::move(options), probing_->Handlers());
   if (std::string error; !responder_->Start(&error)) throw AgentError("responder: " + error);
   spdlog::info("responder listening on port {}", responder_->ListeningPort());
 }
@@ -212,7 +233,7 @@ void Agent::StartProbes() {
   }
   const auto jobs = plan.size();
   runner_ = std::make_unique<ProbeRunner>(std::move(plan), config_.budget, probing_->Context(),
-                                          *results_);
+                                          probing_->Probes(), *results_);
   if (std::string error; !runner_->Start(&error)) throw AgentError("probes: " + error);
   spdlog::info("scheduled {} probe job(s) over {} rail(s)", jobs, probing_->rails().size());
 }
@@ -224,7 +245,7 @@ std::string Agent::RenderLandingPage() const {
   web::LandingPage page;
   page.version = build.version;
   page.revision = build.revision;
-  page.ucx_version = probe::UcxRuntimeVersion();
+  page.ucx_version = ucx_version_;
   page.telemetry_path = options_.web.telemetry_path;
   page.sysfs_root = options_.sysfs_root;
   return web::RenderLandingPage(web::BuildLandingPage(scrape, std::move(page)));

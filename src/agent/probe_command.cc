@@ -192,11 +192,13 @@ int ProbeAndReport(const ProbeCommandOptions& options, const ProbeChoice& choice
     return 2;
   }
   base::SteadyClock clock;
-  const ProbeWiring wiring(sys, all_rails, LoadSecret(secret_file, "secret file"), clock, 1024);
+  ProbeWiring wiring(sys, all_rails, LoadSecret(secret_file, "secret file"), clock, 1024,
+                     WorkerSettings{options.worker_path, options.sysfs_root, "warn", "logfmt"});
+  if (probe::NeedsUcx(choice.kind)) wiring.StartWorker();
   const probe::ProbeContext context = wiring.Context();
 
   probe::ProbeParams params = ParamsFor(options, choice);
-  auto probe = probe::MakeProbe(choice.kind);
+  auto probe = wiring.Probes()(choice.kind);
   if (!probe) {
     err << "rail_exporter probe: this build cannot run " << options.kind << "\n";
     return 2;

@@ -7,8 +7,13 @@
 namespace rail::agent {
 
 ProbeRunner::ProbeRunner(std::vector<PlannedProbe> plan, schedule::Budget budget,
-                         probe::ProbeContext context, probe::ResultStore& store)
-    : plan_(std::move(plan)), budget_(budget), context_(std::move(context)), store_(store) {
+                         probe::ProbeContext context, probe::ProbeMaker make_probe,
+                         probe::ResultStore& store)
+    : plan_(std::move(plan)),
+      budget_(budget),
+      context_(std::move(context)),
+      make_probe_(std::move(make_probe)),
+      store_(store) {
   context_.cancel = &cancel_;
 }
 
@@ -66,7 +71,7 @@ void ProbeRunner::Launch(const std::string& name) {
   slot.bytes = 0;
   slot.thread = std::thread([this, planned, name] {
     std::uint64_t bytes = 0;
-    auto probe = probe::MakeProbe(planned->params.kind);
+    auto probe = make_probe_(planned->params.kind);
     std::vector<probe::ProbeResult> results;
     if (probe) {
       results = RunProbeSizes(*probe, planned->params, context_);

@@ -1,10 +1,12 @@
 #include "rail/agent/probe_wiring.h"
 
+#include <spdlog/spdlog.h>
+
 #include "rail/agent/agent.h"
 #include "rail/agent/probing.h"
 #include "rail/base/build_info.h"
 #include "rail/peer/client.h"
-#include "rail/probe/ucx_version.h"
+#include "rail/probe/handler_factory.h"
 
 namespace rail::agent {
 
@@ -29,22 +31,64 @@ std::shared_ptr<const peer::Secret> LoadSecret(const std::optional<std::string>&
   return secret;
 }
 
-peer::AgentVersions OurVersions() {
-  return {base::GetBuildInfo().version, probe::UcxRuntimeVersion()};
-}
-
 ProbeWiring::ProbeWiring(const sysfs::Filesystem& sys, std::vector<probe::ProbeRail> rails,
                          std::shared_ptr<const peer::Secret> secret, const base::Clock& clock,
-                         std::size_t remembered_nonces)
+                         std::size_t remembered_nonces, WorkerSettings worker)
     : rails_(std::move(rails)),
       secret_(std::move(secret)),
       seen_responder_nonces_(
           std::make_unique<peer::ReplayCache>(clock, remembered_nonces, std::chrono::hours(1))),
-      counters_(std::make_unique<probe::RailCounterReader>(sys)) {}
+      counters_(std::make_unique<probe::RailCounterReader>(sys)),
+      worker_settings_(std::move(worker)) {
+  worker_settings_.executable = probe::FindWorkerExecutable(worker_settings_.executable);
+}
+
+ProbeWiring::~ProbeWiring() = default;
+
+peer::AgentVersions ProbeWiring::Versions() const {
+  if (worker_) {
+    if (auto version = worker_->Status().ucx_version; !version.empty()) ucx_version_ = version;
+  }
+  if (ucx_version_.empty())
+    ucx_version_ = probe::QueryWorkerUcxVersion(worker_settings_.executable);
+  return {base::GetBuildInfo().version, ucx_version_};
+}
+
+void ProbeWiring::StartWorker() {
+  if (worker_) return;
+  probe::WorkerOptions options;
+  options.executable = worker_settings_.executable;
+  options.init.secret = secret_;
+  options.init.agent_version = base::GetBuildInfo().version;
+  options.init.sysfs_root = worker_settings_.sysfs_root;
+  options.init.rails = rails_;
+  options.init.log_level = worker_settings_.log_level;
+  options.init.log_format = worker_settings_.log_format;
+  worker_ = std::make_unique<probe::ProbeWorker>(std::move(options));
+  if (std::string error; !worker_->Start(&error)) {
+    spdlog::error("probe worker: {}; probes over UCX fail with worker_unavailable until it runs",
+                  error);
+  }
+}
+
+probe::ProbeMaker ProbeWiring::Probes() {
+  return [worker = worker_.get()](probe::ProbeKind kind) -> std::unique_ptr<probe::Probe> {
+    if (!probe::NeedsUcx(kind)) return probe::MakeTcpProbe(kind);
+    return worker ? probe::WorkerProbeMaker(*worker)(kind) : nullptr;
+  };
+}
+
+peer::ProbeHandlerFactory ProbeWiring::Handlers() {
+  StartWorker();
+  return probe::MakeProbeHandlerFactory(
+      rails_, [worker = worker_.get()](probe::ProbeKind kind, const auto& rails) {
+        return probe::MakeWorkerHandler(*worker, kind, rails);
+      });
+}
 
 probe::ProbeContext ProbeWiring::Context() const {
   probe::ProbeContext context;
-  context.connect = peer::MakePeerConnector(secret_, OurVersions(), *seen_responder_nonces_);
+  context.connect = peer::MakePeerConnector(secret_, Versions(), *seen_responder_nonces_);
   context.counters = counters_.get();
   context.all_rails = rails_;
   return context;

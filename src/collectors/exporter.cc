@@ -3,7 +3,6 @@
 #include "collectors/families.h"
 #include "collectors/registry.h"
 #include "rail/base/build_info.h"
-#include "rail/probe/ucx_version.h"
 #include "rail/sysfs/process.h"
 
 namespace rail::collectors {
@@ -23,7 +22,7 @@ class ExporterCollector final : public Collector {
         .Add({{"version", build.version},
               {"revision", build.revision},
               {"compiler", build.compiler},
-              {"ucx_version", probe::UcxRuntimeVersion()}},
+              {"ucx_version", snapshot.sources().health.own_ucx_version}},
              1)
         .MoveTo(out);
     detail::Gauge("rail_exporter_rdma_devices",

@@ -9,9 +9,10 @@ using Factory = std::unique_ptr<Collector> (*)();
 
 // Scrape order.
 constexpr Factory kFactories[] = {
-    MakeInfinibandCollector, MakeHwCountersCollector, MakeGidCollector,     MakeRailsCollector,
-    MakeNetclassCollector,   MakeNetdevCollector,     MakeBondingCollector, MakeExporterCollector,
-    MakeProbeCollector,      MakeResponderCollector,  MakeHealthCollector,
+    MakeInfinibandCollector, MakeHwCountersCollector,  MakeGidCollector,
+    MakeRailsCollector,      MakeNetclassCollector,    MakeNetdevCollector,
+    MakeBondingCollector,    MakeExporterCollector,    MakeProbeCollector,
+    MakeResponderCollector,  MakeProbeWorkerCollector, MakeHealthCollector,
 };
 
 }  // namespace

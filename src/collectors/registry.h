@@ -18,6 +18,7 @@ std::unique_ptr<Collector> MakeBondingCollector();
 std::unique_ptr<Collector> MakeExporterCollector();
 std::unique_ptr<Collector> MakeProbeCollector();
 std::unique_ptr<Collector> MakeResponderCollector();
+std::unique_ptr<Collector> MakeProbeWorkerCollector();
 std::unique_ptr<Collector> MakeHealthCollector();
 
 }  // namespace rail::collectors

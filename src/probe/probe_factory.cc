@@ -3,11 +3,9 @@
 #include <algorithm>
 #include <string_view>
 
-#include "probe/ucx/handler.h"
 #include "rail/probe/handler_factory.h"
 #include "rail/probe/probe.h"
 #include "rail/probe/tcp.h"
-#include "rail/probe/ucx.h"
 
 namespace rail::probe {
 
@@ -33,52 +31,33 @@ std::vector<std::string> SplitRailList(std::string_view list) {
 
 }  // namespace
 
-std::unique_ptr<Probe> MakeProbe(ProbeKind kind) {
-  switch (kind) {
-    case ProbeKind::kTcpThroughput:
-      return std::make_unique<TcpThroughputProbe>();
-    case ProbeKind::kTcpRtt:
-      return std::make_unique<TcpRttProbe>();
-    case ProbeKind::kUcxThroughput:
-      return std::make_unique<UcxThroughputProbe>();
-    case ProbeKind::kUcxRtt:
-      return std::make_unique<UcxRttProbe>();
-    case ProbeKind::kMultirailCapacity:
-      return std::make_unique<MultirailCapacityProbe>();
-    case ProbeKind::kUcxMultirailThroughput:
-      return std::make_unique<UcxMultirailThroughputProbe>();
-  }
+bool NeedsUcx(ProbeKind kind) {
+  return kind != ProbeKind::kTcpThroughput && kind != ProbeKind::kTcpRtt;
+}
+
+std::unique_ptr<Probe> MakeTcpProbe(ProbeKind kind) {
+  if (kind == ProbeKind::kTcpThroughput) return std::make_unique<TcpThroughputProbe>();
+  if (kind == ProbeKind::kTcpRtt) return std::make_unique<TcpRttProbe>();
   return nullptr;
 }
 
-std::unique_ptr<peer::ProbeSessionHandler> MakeProbeHandler(const std::string& kind,
-                                                            const ProbeRail& rail) {
-  return MakeProbeHandler(kind, std::vector<ProbeRail>{rail});
-}
-
-std::unique_ptr<peer::ProbeSessionHandler> MakeProbeHandler(const std::string& kind,
-                                                            const std::vector<ProbeRail>& rails) {
-  const std::optional<ProbeKind> parsed = ParseProbeKind(kind);
-  if (!parsed || rails.empty()) return nullptr;
+bool HandlerServes(ProbeKind kind, std::size_t rails) {
   // Only ucx_multirail_throughput opens one context over several rails; multirail_capacity
   // sets up one session per rail, each a single-rail probe.
-  if (rails.size() > 1 && *parsed != ProbeKind::kUcxMultirailThroughput) return nullptr;
-  switch (*parsed) {
-    case ProbeKind::kTcpThroughput:
-      return std::make_unique<TcpSinkHandler>(rails.front());
-    case ProbeKind::kTcpRtt:
-      return std::make_unique<TcpEchoHandler>(rails.front());
-    case ProbeKind::kUcxThroughput:
-    case ProbeKind::kUcxRtt:
-    case ProbeKind::kMultirailCapacity:
-    case ProbeKind::kUcxMultirailThroughput:
-      return std::make_unique<UcxHandler>(*parsed, rails);
-  }
+  return rails == 1 || (rails > 1 && kind == ProbeKind::kUcxMultirailThroughput);
+}
+
+std::unique_ptr<peer::ProbeSessionHandler> MakeTcpHandler(ProbeKind kind,
+                                                          const std::vector<ProbeRail>& rails) {
+  if (rails.size() != 1) return nullptr;
+  if (kind == ProbeKind::kTcpThroughput) return std::make_unique<TcpSinkHandler>(rails.front());
+  if (kind == ProbeKind::kTcpRtt) return std::make_unique<TcpEchoHandler>(rails.front());
   return nullptr;
 }
 
-peer::ProbeHandlerFactory MakeProbeHandlerFactory(std::vector<ProbeRail> local_rails) {
-  return [rails = std::move(local_rails)](
+peer::ProbeHandlerFactory MakeProbeHandlerFactory(std::vector<ProbeRail> local_rails,
+                                                  HandlerMaker ucx_handlers) {
+  return [rails = std::move(local_rails), ucx_handlers = std::move(ucx_handlers)](
              const std::string& kind,
              const std::string& rail_list) -> std::unique_ptr<peer::ProbeSessionHandler> {
     std::vector<ProbeRail> selected;
@@ -92,7 +71,10 @@ peer::ProbeHandlerFactory MakeProbeHandlerFactory(std::vector<ProbeRail> local_r
       if (repeated) return nullptr;
       selected.push_back(*rail);
     }
-    return MakeProbeHandler(kind, selected);
+    const std::optional<ProbeKind> parsed = ParseProbeKind(kind);
+    if (!parsed || !HandlerServes(*parsed, selected.size())) return nullptr;
+    if (!NeedsUcx(*parsed)) return MakeTcpHandler(*parsed, selected);
+    return ucx_handlers ? ucx_handlers(*parsed, selected) : nullptr;
   };
 }
 

@@ -177,6 +177,14 @@ std::optional<json> InitiatorRun::FinishSession(PeerProbeSession* session, json 
   if (!result_->error_reason.empty()) measured["error"] = result_->error_reason;
   json report;
   if (!session->Finish(measured, deadline_, &report, result_)) return std::nullopt;
+  if (report.value("worker_crashed", false)) {
+    // The peer's worker died under this probe: whatever our side saw of it (a reset endpoint,
+    // a timeout) follows from that.
+    result_->success = false;
+    result_->error_reason = "peer_worker_crashed";
+    result_->error_message = "the peer's probe worker died during the probe: " +
+                             report.value("error", std::string("no detail"));
+  }
   return report;
 }
 

@@ -37,10 +37,16 @@ MAIN = "main"
 # Third-party headers (by include prefix) and libraries (CMake names) that only some layers may
 # use. Anything not listed here (the C++ and C libraries, spdlog, fmt, nlohmann/json) is
 # available everywhere.
+# UCX belongs to the probe layer's UCX half only (PROBE_UCX: src/probe/ucx/, the library
+# rail_probe_ucx and the worker executable): the agent process never loads it.
+PROBE_UCX = "probe_ucx"
+UCX_HALF_DIR = os.path.join("src", "probe", "ucx") + os.sep
+WORKER_MAIN = os.path.join("src", "probe_worker_main.cc")
+UCX_HALF_TARGETS = {"rail_probe_ucx": "probe", "rail_exporter_probe_worker": "probe"}
 EXTERNAL_HEADERS = {
-    "ucp/": {"probe"}, "ucs/": {"probe"}, "uct/": {"probe"},
+    "ucp/": {PROBE_UCX}, "ucs/": {PROBE_UCX}, "uct/": {PROBE_UCX},
     "cuda": {"gpu"},
-    "infiniband/": {"probe", "gpu"},
+    "infiniband/": {PROBE_UCX, "gpu"},
     "civetweb.h": {"web"}, "CivetServer.h": {"web"},
     "prometheus/": {"collectors", "web", MAIN},
     "yaml-cpp/": {"web", "agent"},
@@ -48,13 +54,13 @@ EXTERNAL_HEADERS = {
     "openssl/": {"peer", "web"},
 }
 EXTERNAL_LIBRARIES = {
-    "ucx::": {"probe"},
+    "ucx::": {PROBE_UCX},
     "civetweb::": {"web"},
     "prometheus-cpp::": {"collectors", "web"},
     "yaml-cpp": {"web", "agent"},
     "CLI11::": {MAIN},
     "OpenSSL::": {"peer", "web"},
-    "PkgConfig::IBVERBS": {"probe", "gpu"},
+    "PkgConfig::IBVERBS": {PROBE_UCX, "gpu"},
 }
 
 MAX_FILE_LINES = 400
@@ -87,10 +93,22 @@ def source_files(root):
     main = os.path.join(root, "src", "main.cc")
     if os.path.exists(main):
         yield MAIN, main
+    worker_main = os.path.join(root, WORKER_MAIN)
+    if os.path.exists(worker_main):
+        yield "probe", worker_main
+
+
+def part_of(root, layer, path):
+    """What the third-party rules know a file as: the UCX half of the probe layer, or its layer."""
+    relative = os.path.relpath(path, root)
+    if relative.startswith(UCX_HALF_DIR) or relative == WORKER_MAIN:
+        return PROBE_UCX
+    return layer
 
 
 def include_violations(root, layer, path):
     problems = []
+    part = part_of(root, layer, path)
     in_tests = os.path.join(root, "tests") + os.sep in path
     with open(path, encoding="utf-8") as handle:
         for number, line in enumerate(handle, 1):
@@ -114,9 +132,9 @@ def include_violations(root, layer, path):
             elif quote == '"' and first in ("support", "unit") and not in_tests:
                 problems.append("%s: production code includes test header %s" % (where, target))
             for prefix, layers in EXTERNAL_HEADERS.items():
-                if target.startswith(prefix) and layer not in layers:
-                    problems.append("%s: layer %s includes <%s>, which only %s may use"
-                                    % (where, layer, target, ", ".join(sorted(layers))))
+                if target.startswith(prefix) and part not in layers:
+                    problems.append("%s: %s includes <%s>, which only %s may use"
+                                    % (where, part, target, ", ".join(sorted(layers))))
     return problems
 
 
@@ -148,7 +166,10 @@ def link_violations(root, cmake_path):
         text = re.sub(r"#[^\n]*", "", handle.read())
     problems = []
     for target, arguments in LINK.findall(text):
-        if target.startswith("rail_") and target[5:] in LAYERS:
+        part = None
+        if target in UCX_HALF_TARGETS:
+            layer, part = UCX_HALF_TARGETS[target], PROBE_UCX
+        elif target.startswith("rail_") and target[5:] in LAYERS:
             layer = target[5:]
         elif target == "rail_exporter":
             layer = MAIN
@@ -165,11 +186,14 @@ def link_violations(root, cmake_path):
                     problems.append("%s links %s: a unit test binary links its own layer only"
                                     % (where, word))
                 continue
+            if word == "rail_probe_ucx" and target != "rail_exporter_probe_worker":
+                problems.append("%s: %s links rail_probe_ucx: only the probe worker executable "
+                                "may load UCX" % (where, target))
             if word.startswith("rail_") and word[5:] in LAYERS and word[5:] not in allowed(layer):
                 problems.append("%s: %s links %s (layer %s comes after it)"
                                 % (where, target, word, word[5:]))
             for prefix, layers in EXTERNAL_LIBRARIES.items():
-                if word.startswith(prefix) and layer not in layers:
+                if word.startswith(prefix) and (part or layer) not in layers:
                     problems.append("%s: %s links %s, which only %s may link"
                                     % (where, target, word, ", ".join(sorted(layers))))
     return problems
@@ -277,7 +301,13 @@ class LayeringTest(unittest.TestCase):
             write(os.path.join(tree, "src", "CMakeLists.txt"),
                   "target_link_libraries(rail_inventory PUBLIC rail_web)\n"
                   "target_link_libraries(rail_health PRIVATE ucx::ucp)\n"
-                  "target_link_libraries(rail_probe PRIVATE ucx::ucp rail_peer)\n")
+                  "target_link_libraries(rail_probe PUBLIC rail_peer PRIVATE ucx::ucs)\n"
+                  "target_link_libraries(rail_probe_ucx PUBLIC rail_probe PRIVATE ucx::ucp)\n"
+                  "target_link_libraries(rail_agent PUBLIC rail_probe rail_probe_ucx)\n")
+            write(os.path.join(tree, "src", "probe", "c.cc"),
+                  '#include <ucp/api/ucp.h>\nnamespace rail::probe {\n}\n')
+            write(os.path.join(tree, "src", "probe", "ucx", "d.cc"),
+                  '#include <ucp/api/ucp.h>\nnamespace rail::probe {\n}\n')
             write(os.path.join(tree, "tests", "CMakeLists.txt"),
                   "target_link_libraries(${layer}_tests PRIVATE rail_${layer} rail_agent)\n")
             problems = "\n".join(violations(tree))
@@ -287,9 +317,15 @@ class LayeringTest(unittest.TestCase):
         self.assertIn("namespace rail::health in layer sysfs", problems)
         self.assertIn("rail_inventory links rail_web", problems)
         self.assertIn("rail_health links ucx::ucp", problems)
+        # UCX stays in the probe layer's UCX half, out of the agent's process.
+        self.assertIn("src/probe/c.cc:1: probe includes <ucp/api/ucp.h>", problems)
+        self.assertIn("rail_probe links ucx::ucs", problems)
+        self.assertIn("rail_agent links rail_probe_ucx", problems)
+        self.assertNotIn("src/probe/ucx/d.cc", problems)
+        self.assertNotIn("rail_probe_ucx links", problems)
         self.assertIn("links rail_agent: a unit test binary links its own layer only", problems)
         self.assertNotIn("src/peer/b.cc", problems, "allowed edges are not reported")
-        self.assertNotIn("rail_probe links", problems, "allowed links are not reported")
+        self.assertNotIn("rail_probe links rail_peer", problems, "allowed links are not reported")
 
 
 def main():

@@ -52,6 +52,11 @@ struct AgentOptions {
   bool peer_insecure = false;           // --peer.insecure: accept and probe peers without secret
   // --collector.gid.refresh-interval: GID tables are re-read at most this often (0: every scrape).
   std::chrono::milliseconds gid_refresh_interval{30000};
+  // The probe worker (rail/probe/worker.h): --probe.worker-path, empty: beside this executable;
+  // it logs as the agent does.
+  std::string probe_worker_path;
+  std::string log_level = "info";
+  std::string log_format = "logfmt";
 };
 
 class AgentError : public base::InputError {
@@ -75,6 +80,7 @@ class Agent {
   std::string RenderLandingPage() const;
 
  private:
+  void StartProbing();
   void StartCollectors();
   void StartResponder();
   void StartProbes();
@@ -90,7 +96,9 @@ class Agent {
   std::unique_ptr<inventory::GidCache> gid_cache_;
   std::unique_ptr<health::HealthLog> health_log_;          // the health collector logs changes here
   std::function<bool(const std::string&)> device_filter_;  // compiled once
-  std::unique_ptr<ProbeWiring> probing_;  // when probing or responding is configured
+  std::unique_ptr<ProbeWiring> probing_;  // when probing or responding is configured; owns the
+                                          // probe worker, so it outlives responder and runner
+  std::string ucx_version_;               // the probe worker's UCX
   std::shared_ptr<collectors::CollectorSet> collectors_;
   std::unique_ptr<web::WebServer> web_;
   std::unique_ptr<peer::Responder> responder_;

@@ -28,6 +28,7 @@ struct ProbeCommandOptions {
   std::optional<std::string> config_file;
   std::optional<std::string> secret_file;  // else the config's responder.secret_file
   bool insecure = false;
+  std::string worker_path;  // --probe.worker-path; empty: beside this executable
 };
 
 // Returns the process exit code: 0 when every run succeeded, 1 when one failed, 2 for bad

@@ -15,6 +15,7 @@
 #include "rail/peer/secret.h"
 #include "rail/probe/counters.h"
 #include "rail/probe/probe.h"
+#include "rail/probe/worker.h"
 #include "rail/sysfs/filesystem.h"
 
 namespace rail::agent {
@@ -30,26 +31,48 @@ std::vector<probe::ProbeRail> LocalProbeRails(const sysfs::Filesystem& sys,
 std::shared_ptr<const peer::Secret> LoadSecret(const std::optional<std::string>& path,
                                                const std::string& what);
 
-// This agent's and its UCX's versions, as the handshake reports them.
-peer::AgentVersions OurVersions();
+// Where the probe worker is and how it logs (rail/probe/worker.h).
+struct WorkerSettings {
+  std::string executable;  // --probe.worker-path; empty: beside this executable
+  std::string sysfs_root = "/sys";
+  std::string log_level = "info";
+  std::string log_format = "logfmt";
+};
 
 class ProbeWiring {
  public:
   ProbeWiring(const sysfs::Filesystem& sys, std::vector<probe::ProbeRail> rails,
               std::shared_ptr<const peer::Secret> secret, const base::Clock& clock,
-              std::size_t remembered_nonces);
+              std::size_t remembered_nonces, WorkerSettings worker);
+  ~ProbeWiring();
 
   const std::vector<probe::ProbeRail>& rails() const { return rails_; }
   // nullptr: no secret configured.
   const std::shared_ptr<const peer::Secret>& secret() const { return secret_; }
   // Connects to peers with the secret and our versions; reads the rails' counters.
   probe::ProbeContext Context() const;
+  // This agent's and its UCX's versions, as the handshake reports them. The UCX version is the
+  // worker's: the agent process does not load UCX.
+  peer::AgentVersions Versions() const;
+
+  // Starts the probe worker (once; later calls do nothing). A worker that does not come up is
+  // logged and retried in the background, never fatal: the agent keeps serving its inventory.
+  void StartWorker();
+  // nullptr until StartWorker.
+  const probe::ProbeWorker* worker() const { return worker_.get(); }
+  // The probes: TCP here, UCX through the worker (nullptr for those before StartWorker).
+  probe::ProbeMaker Probes();
+  // The responder's handlers: TCP here, UCX in the worker (started here).
+  peer::ProbeHandlerFactory Handlers();
 
  private:
   std::vector<probe::ProbeRail> rails_;
   std::shared_ptr<const peer::Secret> secret_;
   std::unique_ptr<peer::ReplayCache> seen_responder_nonces_;
   std::unique_ptr<probe::RailCounterReader> counters_;
+  WorkerSettings worker_settings_;
+  std::unique_ptr<probe::ProbeWorker> worker_;
+  mutable std::string ucx_version_;  // queried once when no worker runs
 };
 
 }  // namespace rail::agent

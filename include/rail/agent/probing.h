@@ -51,7 +51,7 @@ std::vector<probe::ProbeResult> RunProbeSizes(probe::Probe& probe, const probe::
 class ProbeRunner {
  public:
   ProbeRunner(std::vector<PlannedProbe> plan, schedule::Budget budget, probe::ProbeContext context,
-              probe::ResultStore& store);
+              probe::ProbeMaker make_probe, probe::ResultStore& store);
   ~ProbeRunner();
   ProbeRunner(const ProbeRunner&) = delete;
   ProbeRunner& operator=(const ProbeRunner&) = delete;
@@ -74,6 +74,7 @@ class ProbeRunner {
   std::vector<PlannedProbe> plan_;
   schedule::Budget budget_;
   probe::ProbeContext context_;
+  probe::ProbeMaker make_probe_;
   probe::ResultStore& store_;
   base::SteadyClock clock_;
   std::unique_ptr<schedule::Scheduler> scheduler_;

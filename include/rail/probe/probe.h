@@ -40,7 +40,13 @@ class Probe {
   virtual ProbeResult Run(const ProbeParams& params, const ProbeContext& context) = 0;
 };
 
-std::unique_ptr<Probe> MakeProbe(ProbeKind kind);
+// Every kind but the TCP ones needs UCX, and so runs in the probe worker process (worker.h).
+bool NeedsUcx(ProbeKind kind);
+// The TCP kinds, run in the calling process; nullptr for a kind that needs UCX.
+std::unique_ptr<Probe> MakeTcpProbe(ProbeKind kind);
+// Makes the probe of a kind: MakeTcpProbe plus the worker's remote probes in the agent
+// (WorkerProbeMaker), every kind in process in the worker and the tests (MakeProbe, in_process.h).
+using ProbeMaker = std::function<std::unique_ptr<Probe>(ProbeKind kind)>;
 
 // CPU time the calling thread has used (CLOCK_THREAD_CPUTIME_ID), in seconds. Read it before and
 // after a probe operation, on each side, to report the CPU the probe cost.

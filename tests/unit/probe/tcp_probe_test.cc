@@ -11,6 +11,7 @@
 #include "rail/peer/client.h"
 #include "rail/peer/responder.h"
 #include "rail/probe/handler_factory.h"
+#include "rail/probe/in_process.h"
 #include "rail/probe/probe.h"
 #include "rail/probe/tcp.h"
 #include "rail/sysfs/filesystem.h"

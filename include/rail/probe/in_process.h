@@ -1,0 +1,25 @@
+// Every probe kind in the calling process: what the probe worker runs, and what the unit tests
+// use. Defined in rail_probe_ucx, the one library that links UCX; the agent never links it (it
+// reaches these through the worker, worker.h).
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "rail/peer/responder.h"
+#include "rail/probe/probe.h"
+
+namespace rail::probe {
+
+std::unique_ptr<Probe> MakeProbe(ProbeKind kind);
+// The responder half of a UCX kind; nullptr for another kind, or several rails for a kind that
+// takes one.
+std::unique_ptr<peer::ProbeSessionHandler> MakeUcxHandler(ProbeKind kind,
+                                                          const std::vector<ProbeRail>& rails);
+// MakeProbeHandlerFactory (handler_factory.h) with the in-process UCX halves.
+peer::ProbeHandlerFactory MakeProbeHandlerFactory(std::vector<ProbeRail> local_rails);
+
+// The worker process's main loop on the pipe `fd` (worker.h); returns the exit status.
+int RunProbeWorker(int fd);
+
+}  // namespace rail::probe

@@ -1,0 +1,146 @@
+// The probe worker: every UCX context (and, later, every CUDA context) lives in a separate
+// process, `rail_exporter_probe_worker`, started by exec and supervised by the agent, so that a
+// fatal error inside UCX (UCX 1.13 aborts the process when a peer dies during a put over tcp)
+// ends that process only. The agent itself links neither UCX nor CUDA; it keeps serving
+// /metrics, counts the worker's deaths by reason, restarts it with back-off and, past the crash
+// loop cap, stops probing over UCX and says why (WorkerStatus).
+//
+// The pipe is a Unix stream socket, inherited by the worker as file descriptor 3
+// (kWorkerChannelFd), carrying framed JSON (peer/framing.h):
+//
+//   A -> W  init    {secret_hex?, insecure, agent_version, sysfs_root, rails, remembered_nonces,
+//                    log_level, log_format}
+//   W -> A  hello   {ucx_version, pid}
+//   A -> W  run     {id, params}                      -> reply {id, ok, result}
+//   A -> W  cancel  {id}                              (a run: its probe sees context.cancel)
+//   A -> W  setup   {id, handler, kind, rails, request} -> reply {id, ok, fields | reason, message}
+//   A -> W  serve   {id, handler}                     -> reply {id, ok} once Serve returned
+//   A -> W  stop    {handler}                         (Serve's stop flag)
+//   A -> W  report  {id, handler}                     -> reply {id, ok, report}
+//   A -> W  close   {handler}
+//
+// A worker that loses the pipe ends its probes and exits (and the kernel kills it if the agent
+// dies: PR_SET_PDEATHSIG). Calls fail with these reasons:
+//   worker_crashed      the worker died while the call was in flight
+//   worker_unavailable  no worker runs now (starting, backing off, crash loop, not installed)
+//   worker_hung         no reply within the call's deadline; the worker is killed and restarted
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "rail/peer/responder.h"
+#include "rail/peer/secret.h"
+#include "rail/probe/probe.h"
+
+namespace rail::probe {
+
+inline constexpr int kWorkerChannelFd = 3;
+inline constexpr const char* kWorkerExecutableName = "rail_exporter_probe_worker";
+
+// Every rule of the supervision, in one place. A worker that answered a call before it died did
+// useful work: a peer dying during a put can abort it (UCX 1.13), as often as peers die, and
+// that is no crash loop. A worker that dies before answering anything (a broken UCX install, a
+// crash at start) is: its restarts back off exponentially and, after crash_loop_deaths of them
+// in a row, stop.
+struct WorkerPolicy {
+  // Before a restart: first_backoff after a death that followed useful work; doubled for each
+  // death in a row without it, up to max_backoff.
+  std::chrono::milliseconds first_backoff{1000};
+  std::chrono::milliseconds max_backoff{60000};
+  int crash_loop_deaths = 5;  // deaths in a row without an answered call: no more restarts
+  std::chrono::milliseconds start_timeout{10000};  // from exec to hello
+  // Beyond a probe's own timeout before the worker counts as hung (a probe always ends itself).
+  std::chrono::milliseconds call_grace{15000};
+};
+
+// What the worker needs to run probes as the agent would.
+struct WorkerInit {
+  std::shared_ptr<const peer::Secret> secret;  // nullptr: insecure
+  std::string agent_version;
+  std::string sysfs_root = "/sys";
+  std::vector<ProbeRail> rails;  // every rail of this host
+  std::size_t remembered_nonces = 4096;
+  std::string log_level = "info";
+  std::string log_format = "logfmt";
+};
+
+struct WorkerOptions {
+  std::string executable;  // path of rail_exporter_probe_worker
+  WorkerInit init;
+  WorkerPolicy policy;
+};
+
+enum class WorkerState { kStarting, kRunning, kBackingOff, kCrashLoop, kStopped };
+const char* WorkerStateName(WorkerState state);  // "starting", "running", ...
+
+struct WorkerStatus {
+  WorkerState state = WorkerState::kStarting;
+  std::string last_death;  // reason of the last death ("sigabrt", "exit_1", "hung", ...)
+  std::string detail;      // for people: why probes stopped, what the last death was
+  std::map<std::string, std::uint64_t> restarts_by_reason;
+  std::uint64_t calls_failed_by_crash = 0;  // runs and serves in flight when the worker died
+  std::string ucx_version;                  // from the last hello; "" before the first
+  int pid = 0;                              // 0 when none runs
+};
+
+class ProbeWorker {
+ public:
+  explicit ProbeWorker(WorkerOptions options);
+  ~ProbeWorker();  // Stop()
+  ProbeWorker(const ProbeWorker&) = delete;
+  ProbeWorker& operator=(const ProbeWorker&) = delete;
+
+  // Starts the supervision and waits for the first worker's hello (up to start_timeout). false
+  // with `error` when that worker did not come up; the supervisor keeps trying in the
+  // background either way.
+  bool Start(std::string* error);
+  // Ends the worker (its pipe closed, then SIGKILL after a short grace) and the supervision.
+  void Stop();
+  WorkerStatus Status() const;
+
+  struct Reply {
+    bool ok = false;
+    nlohmann::json message;  // the worker's reply when ok
+    std::string reason;      // worker_crashed, worker_unavailable, worker_hung, or the worker's
+    std::string error;       // for people
+  };
+  // Sends `request` (an id is added) and waits for its reply until `timeout` (then the worker is
+  // hung: killed). When `cancel` becomes true, `on_cancel` (with the same id) is sent once and
+  // the wait goes on. Thread-safe.
+  Reply Call(nlohmann::json request, std::chrono::milliseconds timeout,
+             const std::atomic<bool>* cancel = nullptr, nlohmann::json on_cancel = nullptr);
+  // Sends without waiting; false when no worker runs. `generation` (when not 0) must still be the
+  // running worker's, so that a message meant for a dead worker never reaches its successor.
+  bool Send(nlohmann::json message, std::uint64_t generation = 0);
+  // Counts the workers started; a handler made by one worker is not known to the next.
+  std::uint64_t Generation() const;
+  std::uint64_t NewHandlerId();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Probes: the TCP kinds in this process, every other kind through `worker`.
+ProbeMaker WorkerProbeMaker(ProbeWorker& worker);
+// Responder halves of the UCX kinds, served by `worker`: a HandlerMaker (handler_factory.h),
+// which has checked the kind and the rails.
+std::unique_ptr<peer::ProbeSessionHandler> MakeWorkerHandler(ProbeWorker& worker, ProbeKind kind,
+                                                             const std::vector<ProbeRail>& rails);
+
+// The worker executable: `configured` when not empty, else kWorkerExecutableName beside the
+// running executable, else in ../lib/rail_exporter/ from it (an installed layout).
+std::string FindWorkerExecutable(const std::string& configured);
+// Runs `executable --ucx-version` and returns what it prints (the UCX the worker loads), "" when
+// it cannot.
+std::string QueryWorkerUcxVersion(const std::string& executable);
+
+}  // namespace rail::probe

@@ -1,0 +1,254 @@
+// The probe worker's side of the pipe (worker.h): runs probes and responder halves in this
+// process, each request on a thread of its own, and ends them all when the agent goes away.
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <list>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "probe/worker/channel.h"
+#include "probe/worker/wire.h"
+#include "rail/base/clock.h"
+#include "rail/base/log.h"
+#include "rail/peer/client.h"
+#include "rail/peer/messages.h"
+#include "rail/probe/counters.h"
+#include "rail/probe/handler_factory.h"
+#include "rail/probe/in_process.h"
+#include "rail/probe/ucx_version.h"
+#include "rail/sysfs/filesystem.h"
+
+namespace rail::probe {
+namespace {
+
+using nlohmann::json;
+
+std::string Unhex(const std::string& hex) {
+  std::string bytes;
+  for (std::size_t i = 0; i + 1 < hex.size(); i += 2) {
+    bytes += static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16));
+  }
+  return bytes;
+}
+
+// What the probes need, as the agent's ProbeWiring builds it, from the init message.
+struct Environment {
+  explicit Environment(const json& init)
+      : sys(init.at("sysfs_root").get<std::string>()),
+        nonces(clock, init.at("remembered_nonces").get<std::size_t>(), std::chrono::hours(1)),
+        counters(sys) {
+    std::shared_ptr<const peer::Secret> secret;
+    if (init.contains("secret_hex")) {
+      secret = std::make_shared<const peer::Secret>(Unhex(init.at("secret_hex")));
+    }
+    std::string error;
+    auto rails = worker::RailsFromJson(init.at("rails"), &error);
+    if (!rails) throw std::invalid_argument("init: rails: " + error);
+    context.connect = peer::MakePeerConnector(
+        secret, {init.at("agent_version").get<std::string>(), UcxRuntimeVersion()}, nonces);
+    context.counters = &counters;
+    context.all_rails = std::move(*rails);
+  }
+
+  base::SteadyClock clock;
+  sysfs::RootedFilesystem sys;
+  peer::ReplayCache nonces;
+  RailCounterReader counters;
+  ProbeContext context;
+};
+
+struct HandlerSlot {
+  std::unique_ptr<peer::ProbeSessionHandler> handler;
+  std::atomic<bool> stop{false};
+};
+
+class WorkerServer {
+ public:
+  explicit WorkerServer(int fd) : channel_(peer::UniqueFd(fd)) {}
+  int Run();
+
+ private:
+  void Dispatch(const json& message);
+  void StartRun(std::uint64_t id, const json& message);
+  void StartSetup(std::uint64_t id, std::uint64_t handler, const json& message);
+  void StartServe(std::uint64_t id, std::uint64_t handler);
+  void StartReport(std::uint64_t id, std::uint64_t handler);
+  std::shared_ptr<HandlerSlot> Find(std::uint64_t handler);
+  void Reply(std::uint64_t id, json fields);
+  void Refuse(std::uint64_t id, const std::string& reason, const std::string& message);
+  void Spawn(std::function<void()> work);
+  void EndEverything();
+
+  worker::Channel channel_;
+  std::unique_ptr<Environment> environment_;
+  std::mutex mutex_;
+  std::map<std::uint64_t, std::shared_ptr<std::atomic<bool>>> cancels_;  // runs, by call id
+  std::map<std::uint64_t, std::shared_ptr<HandlerSlot>> handlers_;
+  struct Task {
+    std::thread thread;
+    std::shared_ptr<std::atomic<bool>> done;
+  };
+  std::list<Task> tasks_;
+};
+
+void WorkerServer::Reply(std::uint64_t id, json fields) {
+  fields["type"] = "reply";
+  fields["id"] = id;
+  if (!fields.contains("ok")) fields["ok"] = true;
+  channel_.Send(fields);
+}
+
+void WorkerServer::Refuse(std::uint64_t id, const std::string& reason, const std::string& message) {
+  Reply(id, {{"ok", false}, {"reason", reason}, {"message", message}});
+}
+
+void WorkerServer::Spawn(std::function<void()> work) {
+  std::lock_guard lock(mutex_);
+  for (auto task = tasks_.begin(); task != tasks_.end();) {
+    if (!*task->done) {
+      ++task;
+      continue;
+    }
+    task->thread.join();
+    task = tasks_.erase(task);
+  }
+  auto done = std::make_shared<std::atomic<bool>>(false);
+  tasks_.push_back({std::thread([work = std::move(work), done] {
+                      work();
+                      *done = true;
+                    }),
+                    done});
+}
+
+std::shared_ptr<HandlerSlot> WorkerServer::Find(std::uint64_t handler) {
+  std::lock_guard lock(mutex_);
+  const auto found = handlers_.find(handler);
+  return found == handlers_.end() ? nullptr : found->second;
+}
+
+void WorkerServer::StartRun(std::uint64_t id, const json& message) {
+  std::string error;
+  auto params = worker::ParamsFromJson(message.value("params", json()), &error);
+  if (!params) return Refuse(id, "protocol", "run: " + error);
+  auto cancel = std::make_shared<std::atomic<bool>>(false);
+  {
+    std::lock_guard lock(mutex_);
+    cancels_[id] = cancel;
+  }
+  Spawn([this, id, params = std::move(*params), cancel] {
+    ProbeContext context = environment_->context;
+    context.cancel = cancel.get();
+    auto probe = MakeProbe(params.kind);
+    const ProbeResult result = probe->Run(params, context);
+    Reply(id, {{"result", worker::ToJson(result)}});
+    std::lock_guard lock(mutex_);
+    cancels_.erase(id);
+  });
+}
+
+void WorkerServer::StartSetup(std::uint64_t id, std::uint64_t handler, const json& message) {
+  std::string error;
+  peer::ProbeSetup request;
+  const auto kind = ParseProbeKind(message.value("kind", ""));
+  auto rails = worker::RailsFromJson(message.value("rails", json()), &error);
+  if (!kind || !rails || !peer::FromJson(message.value("request", json()), &request, &error)) {
+    return Refuse(id, "protocol", "setup: " + error);
+  }
+  auto slot = std::make_shared<HandlerSlot>();
+  slot->handler = MakeUcxHandler(*kind, *rails);
+  if (!slot->handler) return Refuse(id, "unknown_kind", "the worker does not serve this kind");
+  {
+    std::lock_guard lock(mutex_);
+    handlers_[handler] = slot;
+  }
+  Spawn([this, id, slot, request = std::move(request)] {
+    json fields;
+    std::string reason;
+    std::string refusal;
+    if (!slot->handler->Setup(request, &fields, &reason, &refusal)) {
+      return Refuse(id, reason, refusal);
+    }
+    Reply(id, {{"fields", fields}});
+  });
+}
+
+void WorkerServer::StartServe(std::uint64_t id, std::uint64_t handler) {
+  auto slot = Find(handler);
+  if (!slot) return Refuse(id, "protocol", "serve: no handler " + std::to_string(handler));
+  Spawn([this, id, slot] {
+    slot->handler->Serve(slot->stop);
+    Reply(id, {});
+  });
+}
+
+void WorkerServer::StartReport(std::uint64_t id, std::uint64_t handler) {
+  auto slot = Find(handler);
+  if (!slot) return Refuse(id, "protocol", "report: no handler " + std::to_string(handler));
+  Spawn([this, id, slot] { Reply(id, {{"report", slot->handler->Report()}}); });
+}
+
+void WorkerServer::Dispatch(const json& message) {
+  const std::string type = message.value("type", "");
+  const auto id = message.value("id", std::uint64_t{0});
+  const auto handler = message.value("handler", std::uint64_t{0});
+  if (type == "run") return StartRun(id, message);
+  if (type == "setup") return StartSetup(id, handler, message);
+  if (type == "serve") return StartServe(id, handler);
+  if (type == "report") return StartReport(id, handler);
+  std::lock_guard lock(mutex_);
+  if (type == "cancel") {
+    if (const auto run = cancels_.find(id); run != cancels_.end()) *run->second = true;
+  } else if (type == "stop") {
+    if (const auto slot = handlers_.find(handler); slot != handlers_.end()) {
+      slot->second->stop = true;
+    }
+  } else if (type == "close") {
+    handlers_.erase(handler);  // a task still using it holds its own reference
+  } else {
+    spdlog::warn("probe worker: unknown request type '{}'", type);
+  }
+}
+
+void WorkerServer::EndEverything() {
+  std::list<Task> tasks;
+  {
+    std::lock_guard lock(mutex_);
+    for (auto& [id, cancel] : cancels_) *cancel = true;
+    for (auto& [id, slot] : handlers_) slot->stop = true;
+    tasks.swap(tasks_);
+  }
+  for (auto& task : tasks) task.thread.join();
+}
+
+int WorkerServer::Run() {
+  std::string error;
+  const auto init = channel_.Receive(&error);
+  if (!init || init->value("type", "") != "init") {
+    spdlog::error("probe worker: no init message: {}", init ? init->dump() : error);
+    return 2;
+  }
+  try {
+    base::ConfigureLogging(init->value("log_level", "info"), init->value("log_format", "logfmt"));
+    environment_ = std::make_unique<Environment>(*init);
+  } catch (const std::exception& failure) {
+    spdlog::error("probe worker: bad init message: {}", failure.what());
+    return 2;
+  }
+  channel_.Send({{"type", "hello"}, {"ucx_version", UcxRuntimeVersion()}, {"pid", ::getpid()}});
+  while (auto message = channel_.Receive(&error)) Dispatch(*message);
+  // The agent closed the pipe (it stops, or it died): nothing is left to report to.
+  spdlog::debug("probe worker: pipe ended ({}); ending the probes", error);
+  EndEverything();
+  return 0;
+}
+
+}  // namespace
+
+int RunProbeWorker(int fd) {
+  WorkerServer server(fd);
+  return server.Run();
+}
+
+}  // namespace rail::probe

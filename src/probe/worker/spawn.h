@@ -1,0 +1,27 @@
+// Starting the worker executable with its end of the pipe as kWorkerChannelFd, and naming how a
+// child ended.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+#include "rail/peer/connection.h"
+
+namespace rail::probe::worker {
+
+struct Spawned {
+  pid_t pid = -1;
+  peer::UniqueFd channel;  // the agent's end
+};
+
+// posix_spawn of `executable` with `arguments`; its stdout and stderr are the agent's (the
+// worker's log lines join the agent's). pid -1 and `error` set when it cannot be started.
+Spawned SpawnWorker(const std::string& executable, const std::vector<std::string>& arguments,
+                    std::string* error);
+
+// "sigabrt", "sigsegv", "exit_1", ... from a waitpid status.
+std::string DeathReason(int wait_status);
+
+}  // namespace rail::probe::worker

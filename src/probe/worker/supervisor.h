@@ -1,0 +1,56 @@
+// ProbeWorker's inside (worker.h): one supervision thread runs the worker's life — spawn, init,
+// hello, read replies, reap, back off — while any thread makes calls.
+#pragma once
+
+#include <sys/types.h>
+
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "probe/worker/channel.h"
+#include "probe/worker/restart_policy.h"
+#include "rail/probe/worker.h"
+
+namespace rail::probe {
+
+struct ProbeWorker::Impl {
+  explicit Impl(WorkerOptions worker_options)
+      : options(std::move(worker_options)), restarts(options.policy) {}
+
+  struct Pending {
+    bool done = false;
+    Reply reply;
+  };
+
+  void Supervise();
+  // One worker's life, from spawn to reaped; false when it never came up.
+  bool RunOnce();
+  bool AwaitHello(worker::Channel& channel, pid_t pid);
+  void ReadReplies(worker::Channel& channel);
+  void Reap(pid_t pid, const std::string& fallback_reason);
+  void FailPending(const std::string& reason, const std::string& message);
+  bool WaitBeforeRestart(std::chrono::milliseconds wait);
+  nlohmann::json InitMessage() const;
+  void KillWorker(const std::string& reason);
+
+  WorkerOptions options;
+  worker::RestartPolicy restarts;
+
+  mutable std::mutex mutex;
+  std::condition_variable changed;
+  bool stopping = false;
+  WorkerStatus status;
+  std::shared_ptr<worker::Channel> channel;  // the running worker's, nullptr when none
+  pid_t pid = -1;
+  std::string kill_reason;  // set when the agent killed the worker (hung), else ""
+  std::uint64_t generation = 0;
+  bool answered = false;  // the running worker has answered a call
+  std::uint64_t next_id = 1;
+  std::map<std::uint64_t, Pending> pending;
+  std::thread thread;
+};
+
+}  // namespace rail::probe

@@ -1,0 +1,150 @@
+// ProbeWorker's calls (the supervision is supervisor.cc) and finding the executable.
+#include "rail/probe/worker.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "probe/worker/supervisor.h"
+
+namespace rail::probe {
+
+using Clock = std::chrono::steady_clock;
+
+ProbeWorker::ProbeWorker(WorkerOptions options)
+    : impl_(std::make_unique<Impl>(std::move(options))) {}
+
+ProbeWorker::~ProbeWorker() {
+  Stop();
+}
+
+bool ProbeWorker::Start(std::string* error) {
+  impl_->thread = std::thread([impl = impl_.get()] { impl->Supervise(); });
+  std::unique_lock lock(impl_->mutex);
+  impl_->changed.wait_for(lock, impl_->options.policy.start_timeout + std::chrono::seconds(1),
+                          [this] { return impl_->status.state != WorkerState::kStarting; });
+  if (impl_->status.state == WorkerState::kRunning) return true;
+  *error = impl_->status.detail.empty() ? "the probe worker did not start" : impl_->status.detail;
+  return false;
+}
+
+void ProbeWorker::Stop() {
+  std::shared_ptr<worker::Channel> pipe;
+  {
+    std::lock_guard lock(impl_->mutex);
+    impl_->stopping = true;
+    impl_->kill_reason = "stopped";
+    pipe = impl_->channel;
+    impl_->changed.notify_all();
+  }
+  // The worker reads the end of its pipe, cancels its probes and exits; Reap kills it after a
+  // grace if it does not.
+  if (pipe) pipe->Shutdown();
+  if (impl_->thread.joinable()) impl_->thread.join();
+}
+
+WorkerStatus ProbeWorker::Status() const {
+  std::lock_guard lock(impl_->mutex);
+  return impl_->status;
+}
+
+std::uint64_t ProbeWorker::Generation() const {
+  std::lock_guard lock(impl_->mutex);
+  return impl_->generation;
+}
+
+std::uint64_t ProbeWorker::NewHandlerId() {
+  std::lock_guard lock(impl_->mutex);
+  return impl_->next_id++;
+}
+
+bool ProbeWorker::Send(nlohmann::json message, std::uint64_t generation) {
+  std::shared_ptr<worker::Channel> pipe;
+  {
+    std::lock_guard lock(impl_->mutex);
+    if (generation != 0 && generation != impl_->generation) return false;
+    pipe = impl_->channel;
+  }
+  return pipe && pipe->Send(message);
+}
+
+ProbeWorker::Reply ProbeWorker::Call(nlohmann::json request, std::chrono::milliseconds timeout,
+                                     const std::atomic<bool>* cancel, nlohmann::json on_cancel) {
+  std::unique_lock lock(impl_->mutex);
+  if (!impl_->channel) {
+    return {false, nullptr, "worker_unavailable",
+            std::string("the probe worker is ") + WorkerStateName(impl_->status.state) +
+                (impl_->status.detail.empty() ? "" : ": " + impl_->status.detail)};
+  }
+  const std::shared_ptr<worker::Channel> pipe = impl_->channel;
+  const std::uint64_t generation = impl_->generation;
+  const std::uint64_t id = impl_->next_id++;
+  request["id"] = id;
+  impl_->pending[id];
+  lock.unlock();
+  pipe->Send(request);  // a failed send shows as the worker's death, which fails the call
+  lock.lock();
+  auto deadline = Clock::now() + timeout;
+  bool cancel_sent = false;
+  while (true) {
+    auto call = impl_->pending.find(id);
+    if (call->second.done) {
+      Reply reply = std::move(call->second.reply);
+      impl_->pending.erase(call);
+      return reply;
+    }
+    if (Clock::now() >= deadline) {
+      impl_->pending.erase(call);
+      if (generation == impl_->generation) impl_->KillWorker("hung");
+      return {false, nullptr, "worker_hung",
+              "the probe worker did not answer within " + std::to_string(timeout.count()) +
+                  " ms; it was killed"};
+    }
+    if (cancel != nullptr && *cancel && !cancel_sent && !on_cancel.is_null()) {
+      cancel_sent = true;
+      on_cancel["id"] = id;
+      lock.unlock();
+      pipe->Send(on_cancel);
+      lock.lock();
+      // A cancelled probe ends within its drain; one that does not is hung.
+      deadline = std::min(deadline, Clock::now() + impl_->options.policy.call_grace);
+      continue;
+    }
+    impl_->changed.wait_until(lock,
+                              std::min(deadline, Clock::now() + std::chrono::milliseconds(100)));
+  }
+}
+
+std::string FindWorkerExecutable(const std::string& configured) {
+  if (!configured.empty()) return configured;
+  std::error_code error;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
+  if (error) return kWorkerExecutableName;
+  for (const auto& candidate :
+       {self.parent_path() / kWorkerExecutableName,
+        self.parent_path() / ".." / "lib" / "rail_exporter" / kWorkerExecutableName}) {
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate.lexically_normal();
+  }
+  return (self.parent_path() / kWorkerExecutableName).string();
+}
+
+std::string QueryWorkerUcxVersion(const std::string& executable) {
+  // The path comes from our own flag or our own directory, never from a peer; popen's shell
+  // sees it quoted.
+  std::string quoted = "'";
+  for (const char c : executable) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  quoted += "' --ucx-version 2>/dev/null";
+  FILE* pipe = ::popen(quoted.c_str(), "r");
+  if (pipe == nullptr) return "";
+  char line[256] = {};
+  const bool read = ::fgets(line, sizeof(line), pipe) != nullptr;
+  ::pclose(pipe);
+  if (!read) return "";
+  std::string version(line);
+  while (!version.empty() && (version.back() == '\n' || version.back() == '\r')) version.pop_back();
+  return version;
+}
+
+}  // namespace rail::probe

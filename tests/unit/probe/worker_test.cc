@@ -1,0 +1,236 @@
+// The probe worker process (rail/probe/worker.h): its restart rules, its wire encoding, and the
+// supervisor against the real worker executable and against stand-ins that crash, hang or never
+// start.
+#include "rail/probe/worker.h"
+
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <thread>
+
+#include "probe/worker/restart_policy.h"
+#include "probe/worker/wire.h"
+#include "rail/peer/connection.h"
+
+namespace rail::probe {
+namespace {
+
+using namespace std::chrono_literals;
+
+WorkerPolicy QuickPolicy() {
+  WorkerPolicy policy;
+  policy.first_backoff = 10ms;
+  policy.max_backoff = 80ms;
+  policy.crash_loop_deaths = 3;
+  policy.start_timeout = 5s;
+  return policy;
+}
+
+TEST(RestartPolicyTest, DeathAfterUsefulWorkRestartsAtOnceAndNeverLoops) {
+  worker::RestartPolicy restarts(QuickPolicy());
+  for (int death = 0; death < 10; ++death) EXPECT_EQ(restarts.OnDeath(true), 10ms);
+}
+
+TEST(RestartPolicyTest, FruitlessDeathsBackOffThenStop) {
+  WorkerPolicy policy = QuickPolicy();
+  policy.crash_loop_deaths = 6;
+  worker::RestartPolicy restarts(policy);
+  EXPECT_EQ(restarts.OnDeath(false), 10ms);
+  EXPECT_EQ(restarts.OnDeath(false), 20ms);
+  EXPECT_EQ(restarts.OnDeath(false), 40ms);
+  EXPECT_EQ(restarts.OnDeath(false), 80ms);
+  EXPECT_EQ(restarts.OnDeath(false), 80ms);  // max_backoff
+  EXPECT_EQ(restarts.OnDeath(false), std::nullopt);
+}
+
+TEST(RestartPolicyTest, UsefulWorkEndsARunOfFruitlessDeaths) {
+  worker::RestartPolicy restarts(QuickPolicy());
+  EXPECT_EQ(restarts.OnDeath(false), 10ms);
+  EXPECT_EQ(restarts.OnDeath(false), 20ms);
+  EXPECT_EQ(restarts.OnDeath(true), 10ms);
+  EXPECT_EQ(restarts.OnDeath(false), 10ms);
+  EXPECT_EQ(restarts.OnDeath(false), 20ms);
+  EXPECT_EQ(restarts.OnDeath(false), std::nullopt);
+}
+
+TEST(WorkerWireTest, ResultSurvivesTheRoundTrip) {
+  ProbeResult result;
+  result.kind = ProbeKind::kMultirailCapacity;
+  result.peer = "10.0.0.2:9841";
+  result.rails = {"rail0", "rail1"};
+  result.error_reason = "ucx:Connection reset by remote peer";
+  result.finished_at = std::chrono::system_clock::time_point(123456789ns);
+  result.bytes = 1ull << 40;
+  result.per_rail = {{"rail0", 1.5e9, 3000}};
+  result.rtt_samples_seconds = {1e-5, 2e-5};
+  result.rtt = LatencySummary{2, 1e-5, 1e-5, 2e-5, 2e-5, 2e-5, 2e-5};
+  result.lanes = {{"tcp", "ra0", "rail0"}};
+  result.counters = {{"rail1", 10, 20, 0.25}};
+  result.peer_cpu_seconds = 0.5;
+  result.peer_rail_mtus = {{"rail0", 9000}};
+  std::string error;
+  const auto back = worker::ResultFromJson(worker::ToJson(result), &error);
+  ASSERT_TRUE(back) << error;
+  EXPECT_EQ(worker::ToJson(*back), worker::ToJson(result));
+  EXPECT_EQ(back->finished_at, result.finished_at);
+  EXPECT_EQ(back->per_rail.at(0).bytes, 3000u);
+  EXPECT_EQ(back->rtt->p50, 1e-5);
+}
+
+TEST(WorkerWireTest, ParamsSurviveTheRoundTripAndGarbageIsRefused) {
+  ProbeParams params;
+  params.kind = ProbeKind::kUcxRtt;
+  params.operation = UcxOperation::kGet;
+  params.rails = {{"rail0", "ra0", "ra0", "10.0.0.1", "", 0, false}};
+  params.timeout = 1234ms;
+  std::string error;
+  const auto back = worker::ParamsFromJson(worker::ToJson(params), &error);
+  ASSERT_TRUE(back) << error;
+  EXPECT_EQ(worker::ToJson(*back), worker::ToJson(params));
+  nlohmann::json bad = worker::ToJson(params);
+  bad["kind"] = "warp_drive";
+  EXPECT_FALSE(worker::ParamsFromJson(bad, &error));
+  EXPECT_NE(error.find("warp_drive"), std::string::npos) << error;
+}
+
+// A stand-in worker written as a script, in a file of its own.
+class ScriptWorker {
+ public:
+  explicit ScriptWorker(const std::string& body) {
+    std::ofstream(path_) << "#!/usr/bin/python3\n" << body;
+    std::filesystem::permissions(path_, std::filesystem::perms::owner_all);
+  }
+  ~ScriptWorker() { std::filesystem::remove(path_); }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_ = std::filesystem::temp_directory_path() /
+                      ("rail-worker-" + std::to_string(::getpid()) + ".py");
+};
+
+// Says hello, then reads requests and never answers.
+constexpr char kSilentWorker[] = R"(import json, os, struct, time
+hello = json.dumps({"v": 1, "type": "hello", "ucx_version": "stand-in"}).encode()
+os.write(3, struct.pack(">I", len(hello)) + hello)
+while os.read(3, 65536):
+    pass
+)";
+
+WorkerOptions Options(const std::string& executable) {
+  WorkerOptions options;
+  options.executable = executable;
+  options.policy = QuickPolicy();
+  options.init.agent_version = "test";
+  return options;
+}
+
+template <typename Predicate>
+bool WaitFor(Predicate predicate, std::chrono::milliseconds timeout = 10s) {
+  const auto give_up = std::chrono::steady_clock::now() + timeout;
+  while (!predicate()) {
+    if (std::chrono::steady_clock::now() > give_up) return false;
+    std::this_thread::sleep_for(10ms);
+  }
+  return true;
+}
+
+TEST(ProbeWorkerTest, RealWorkerSaysHelloWithItsUcxVersion) {
+  ProbeWorker worker(Options(RAIL_PROBE_WORKER));
+  std::string error;
+  ASSERT_TRUE(worker.Start(&error)) << error;
+  const WorkerStatus status = worker.Status();
+  EXPECT_EQ(status.state, WorkerState::kRunning);
+  EXPECT_GT(status.pid, 0);
+  EXPECT_EQ(status.ucx_version, QueryWorkerUcxVersion(RAIL_PROBE_WORKER));
+  EXPECT_FALSE(status.ucx_version.empty());
+  worker.Stop();
+  EXPECT_EQ(worker.Status().state, WorkerState::kStopped);
+  EXPECT_TRUE(worker.Status().restarts_by_reason.empty());
+}
+
+TEST(ProbeWorkerTest, AbortedWorkerFailsTheCallInFlightAndIsRestarted) {
+  ProbeWorker worker(Options(RAIL_PROBE_WORKER));
+  std::string error;
+  ASSERT_TRUE(worker.Start(&error)) << error;
+  const int first_pid = worker.Status().pid;
+  // A probe to a port that accepts and never answers: the run waits for its handshake.
+  peer::UniqueFd listener(::socket(AF_INET, SOCK_STREAM, 0));
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof(address);
+  ASSERT_EQ(::bind(listener.get(), reinterpret_cast<sockaddr*>(&address), length), 0);
+  ASSERT_EQ(::listen(listener.get(), 4), 0);
+  ::getsockname(listener.get(), reinterpret_cast<sockaddr*>(&address), &length);
+  ProbeParams params;
+  params.kind = ProbeKind::kUcxRtt;
+  params.peer = "127.0.0.1:" + std::to_string(ntohs(address.sin_port));
+  params.rails = {{"rail0", "lo", "lo", "127.0.0.1", "", 0, false}};
+  params.timeout = 20s;
+  auto run = std::async(std::launch::async,
+                        [&] { return WorkerProbeMaker(worker)(params.kind)->Run(params, {}); });
+  std::this_thread::sleep_for(300ms);
+  ASSERT_EQ(::kill(first_pid, SIGABRT), 0);
+  const ProbeResult result = run.get();
+  EXPECT_FALSE(result.success);
+  EXPECT_EQ(result.error_reason, "worker_crashed") << result.error_message;
+  EXPECT_NE(result.error_message.find("sigabrt"), std::string::npos) << result.error_message;
+  ASSERT_TRUE(WaitFor([&] {
+    const WorkerStatus now = worker.Status();
+    return now.state == WorkerState::kRunning && now.restarts_by_reason.count("sigabrt") == 1;
+  }));
+  const WorkerStatus status = worker.Status();
+  EXPECT_EQ(status.restarts_by_reason.at("sigabrt"), 1u);
+  EXPECT_EQ(status.calls_failed_by_crash, 1u);
+}
+
+TEST(ProbeWorkerTest, WorkerThatNeverStartsEndsInACrashLoop) {
+  ProbeWorker worker(Options("/bin/false"));
+  std::string error;
+  EXPECT_FALSE(worker.Start(&error));
+  ASSERT_TRUE(WaitFor([&] { return worker.Status().state == WorkerState::kCrashLoop; }));
+  const WorkerStatus status = worker.Status();
+  EXPECT_EQ(status.restarts_by_reason.at("start_failed"), 2u);  // the third death is the loop
+  EXPECT_NE(status.detail.find("3 times in a row"), std::string::npos) << status.detail;
+  const auto reply = worker.Call({{"type", "run"}}, 1s);
+  EXPECT_EQ(reply.reason, "worker_unavailable");
+  EXPECT_NE(reply.error.find("crash_loop"), std::string::npos) << reply.error;
+}
+
+TEST(ProbeWorkerTest, MissingExecutableIsReportedNotFatal) {
+  ProbeWorker worker(Options("/nonexistent/rail_exporter_probe_worker"));
+  std::string error;
+  EXPECT_FALSE(worker.Start(&error));
+  EXPECT_NE(error.find("/nonexistent/rail_exporter_probe_worker"), std::string::npos) << error;
+  const ProbeResult result = WorkerProbeMaker(worker)(ProbeKind::kUcxRtt)->Run({}, {});
+  EXPECT_EQ(result.error_reason, "worker_unavailable");
+}
+
+TEST(ProbeWorkerTest, SilentWorkerIsKilledAsHungAndRestarted) {
+  ScriptWorker script(kSilentWorker);
+  ProbeWorker worker(Options(script.path()));
+  std::string error;
+  ASSERT_TRUE(worker.Start(&error)) << error;
+  EXPECT_EQ(worker.Status().ucx_version, "stand-in");
+  const auto reply = worker.Call({{"type", "report"}, {"handler", 1}}, 200ms);
+  EXPECT_EQ(reply.reason, "worker_hung");
+  ASSERT_TRUE(WaitFor([&] { return worker.Status().restarts_by_reason.count("hung") == 1; }));
+  ASSERT_TRUE(WaitFor([&] { return worker.Status().state == WorkerState::kRunning; }));
+}
+
+TEST(ProbeWorkerTest, FindsTheWorkerBesideTheExecutableUnlessConfigured) {
+  EXPECT_EQ(FindWorkerExecutable("/opt/w"), "/opt/w");
+  const std::string found = FindWorkerExecutable("");
+  EXPECT_EQ(std::filesystem::path(found).filename(), kWorkerExecutableName);
+}
+
+}  // namespace
+}  // namespace rail::probe
