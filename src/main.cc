@@ -14,7 +14,7 @@
 #include "rail/base/build_info.h"
 #include "rail/base/log.h"
 #include "rail/collectors/collector.h"
-#include "rail/probe/ucx_version.h"
+#include "rail/probe/worker.h"
 
 namespace {
 
@@ -57,6 +57,9 @@ void AddAgentFlags(CLI::App& app, CommandLine& cl) {
                  "Re-read GID tables at most this often (e.g. 30s; 0s: every scrape)");
   app.add_flag("--peer.insecure", cl.options.peer_insecure,
                "Accept and probe peers without a shared secret (lab use only)");
+  app.add_option("--probe.worker-path", cl.options.probe_worker_path,
+                 "The probe worker executable that runs UCX (default: "
+                 "rail_exporter_probe_worker beside this executable)");
 }
 
 void AddCollectorFlags(CLI::App& app, CommandLine& cl) {
@@ -128,6 +131,7 @@ int RunProbe(CommandLine& cl) {
   cl.probe.sysfs_root = cl.options.sysfs_root;
   cl.probe.config_file = cl.options.config_file;
   cl.probe.insecure = cl.options.peer_insecure;
+  cl.probe.worker_path = cl.options.probe_worker_path;
   try {
     rail::base::ConfigureLogging(cl.log_level, cl.log_format);
   } catch (const std::exception& error) {
@@ -171,6 +175,8 @@ int RunAgent(CommandLine& cl) {
   }
   TuneProcess();
   cl.options.collectors = EnabledCollectors(cl);
+  cl.options.log_level = cl.log_level;
+  cl.options.log_format = cl.log_format;
   sigset_t termination;
   sigemptyset(&termination);
   sigaddset(&termination, SIGINT);
@@ -208,7 +214,10 @@ int main(int argc, char** argv) {
   if (cl.show_version) {
     const auto& build = rail::base::GetBuildInfo();
     std::cout << "rail_exporter " << build.version << " (revision " << build.revision << ", "
-              << build.compiler << ", UCX " << rail::probe::UcxRuntimeVersion() << ")\n";
+              << build.compiler << ", UCX "
+              << rail::probe::QueryWorkerUcxVersion(
+                     rail::probe::FindWorkerExecutable(cl.options.probe_worker_path))
+              << ")\n";
     return 0;
   }
   if (!cl.config_file.empty()) cl.options.config_file = cl.config_file;

@@ -119,6 +119,25 @@ class CliTest(unittest.TestCase):
         samples = harness.parse_samples(self.start().scrape())
         versions = {dict(l)["version"] for l in samples["rail_exporter_build_info"]}
         self.assertEqual(versions, {match.group(1)})
+        # The UCX version comes from the probe worker, which the agent asks without loading UCX.
+        ucx = re.search(r"UCX (\S+)\)$", result.stdout.strip())
+        self.assertTrue(ucx and ucx.group(1), result.stdout)
+        ucx_versions = {dict(l)["ucx_version"] for l in samples["rail_exporter_build_info"]}
+        self.assertEqual(ucx_versions, {ucx.group(1)})
+
+    def test_agent_does_not_link_ucx(self):
+        # A fatal error inside UCX must end the probe worker only (include/rail/probe/worker.h):
+        # the agent's own executable depends on no UCX library, the worker beside it does.
+        def needed(path):
+            dynamic = subprocess.run(["readelf", "-d", path], capture_output=True, text=True,
+                                     check=True).stdout
+            return re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", dynamic)
+        worker = os.path.join(os.path.dirname(harness.BINARY), "rail_exporter_probe_worker")
+        agent_libraries = needed(harness.BINARY)
+        self.assertTrue(agent_libraries)
+        self.assertEqual([lib for lib in agent_libraries if re.match(r"libuc[pstm]\.", lib)], [],
+                         agent_libraries)
+        self.assertIn("libucp.so.0", needed(worker))
 
     # --- the endpoint ----------------------------------------------------------------------
 

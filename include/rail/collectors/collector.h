@@ -15,6 +15,7 @@
 #include "rail/inventory/snapshot.h"
 #include "rail/peer/responder.h"
 #include "rail/probe/result_store.h"
+#include "rail/probe/worker.h"
 #include "rail/sysfs/filesystem.h"
 #include "rail/sysfs/read_errors.h"
 
@@ -28,6 +29,8 @@ struct Sources {
   std::function<peer::ResponderStats()> responder_stats;  // empty when no responder runs
   health::Context health;                   // thresholds, probe results, addresses, versions
   health::HealthLog* health_log = nullptr;  // when set, the health collector logs changes here
+  // The probe worker's state; empty function or nullopt when no worker runs.
+  std::function<std::optional<probe::WorkerStatus>()> probe_worker;
 };
 
 // One scrape: the inventory as read once, and the health verdicts, evaluated once on first use.
