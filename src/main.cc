@@ -13,6 +13,7 @@
 #include "rail/agent/probe_command.h"
 #include "rail/base/build_info.h"
 #include "rail/base/log.h"
+#include "rail/base/memory.h"
 #include "rail/collectors/collector.h"
 #include "rail/probe/worker.h"
 
@@ -141,15 +142,7 @@ int RunProbe(CommandLine& cl) {
 }
 
 void TuneProcess() {
-  // One malloc arena: a scrape's transient memory (the families, the exposition) then reuses what
-  // startup and earlier scrapes freed instead of growing an arena per civetweb worker. On the
-  // large bench tree this is a peak RSS of 18 MiB instead of 23 MiB; the threads that allocate
-  // (scrapes, probe set-up) are few and rarely at once, and each keeps glibc's per-thread cache.
-  mallopt(M_ARENA_MAX, 1);
-  // A fixed threshold: glibc otherwise raises it (up to 32 MiB) each time a large block is freed,
-  // after which a probe's megabyte buffers come from the arenas and, fragmented, stay resident;
-  // above the threshold they are mapped and returned to the kernel when the probe ends.
-  mallopt(M_MMAP_THRESHOLD, 256 * 1024);
+  rail::base::TuneMemoryAllocator();
   // Counter files stay open between scrapes (one pread each instead of open+read+close); a
   // large host has thousands of them, more than the usual soft limit of 1024 descriptors.
   if (rlimit files{}; getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {

@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include "rail/base/build_info.h"
+#include "rail/base/memory.h"
 #include "rail/probe/in_process.h"
 #include "rail/probe/ucx_version.h"
 #include "rail/probe/worker.h"
@@ -28,6 +29,7 @@ int main(int argc, char** argv) {
               << rail::probe::kWorkerChannelFd << ")\n";
     return 2;
   }
+  rail::base::TuneMemoryAllocator();
   // The agent may die without closing the pipe cleanly (SIGKILL): the kernel then ends us too.
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   std::signal(SIGPIPE, SIG_IGN);

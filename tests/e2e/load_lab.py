@@ -55,6 +55,27 @@ def rss_kib(pid):
     raise AssertionError("no VmRSS for pid %d" % pid)
 
 
+def open_fds(pid):
+    return len(os.listdir("/proc/%d/fd" % pid))
+
+
+def probe_worker_pid(agent_pid):
+    """The agent's probe worker (its child running rail_exporter_probe_worker), or None."""
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % entry) as stat:
+                parent = int(stat.read().rsplit(")", 1)[1].split()[1])
+            with open("/proc/%s/cmdline" % entry, "rb") as cmdline:
+                command = cmdline.read()
+        except OSError:
+            continue
+        if parent == agent_pid and b"rail_exporter_probe_worker" in command:
+            return int(entry)
+    return None
+
+
 def summary_table(rows, path=None):
     """The markdown table of rows (lists of cells). With path, the rows of the file's table whose
     run is not among rows' stay in it, so that the load test and the soak fill one table; the

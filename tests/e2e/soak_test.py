@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""Soak (issue 5): the agent's RSS across a long scrape-and-probe run in the lab.
+"""Soak (issues 5, 11): the agent's and its probe worker's RSS and descriptors across a long
+scrape-and-probe run in the lab.
 
 Needs root (network namespaces through scripts/lab) and Debian's wrk; skips with a message when
 not root. Agent A runs scheduled TCP and UCX probes of agent B on both rails the whole time
@@ -16,6 +17,11 @@ a glibc arena's growth (which comes in 128 KiB-1 MiB steps) and below what a lea
 exposition (~10 KiB here) per scrape would add in 100 s (~5 MiB). wrk's answers count as in
 load_test.py: no error, races within bound, and no probe fails during the soak.
 
+The probe worker (the process holding UCX, rail/probe/worker.h) is sampled alike: the same RSS
+rule, the same process throughout (no restart), and for both processes the open descriptors'
+median of the last 10 samples at most FD_NOISE above that of samples 10-19 (a descriptor leaked
+per probe run, ~one run every few seconds, would add dozens).
+
 Its row is added to the table of --summary (the load test's file, markdown, for the README).
 """
 
@@ -30,6 +36,7 @@ PREFIX = os.environ.get("RAIL_LAB_PREFIX", "rlsoak")
 SOAK_SECONDS = int(os.environ.get("RAIL_SOAK_SECONDS", "600"))
 RSS_SAMPLES = 60  # RSS samples of the soak: every 10 s over the default 600 s
 RSS_NOISE_KIB = 2048
+FD_NOISE = 4
 WARM_UP_SECONDS = 30  # paced wrk with 10 connections, then a third of it without pause
 
 
@@ -42,6 +49,8 @@ class SoakTest(load_lab.LoadLabTestCase):
         self.assertGreaterEqual(seconds, 60, "RAIL_SOAK_SECONDS below 60")
         period = seconds / RSS_SAMPLES
         pid = self.agent_a.proc.pid
+        worker = load_lab.probe_worker_pid(pid)
+        self.assertIsNotNone(worker, "agent A runs no probe worker")
         # The soak starts where the load test's runs leave an agent, as it did while both were one
         # test: concurrent scrapes grow the allocator's arenas to their working size first, so
         # that the samples compare a settled agent with itself, not a fresh one with a warm one.
@@ -49,24 +58,40 @@ class SoakTest(load_lab.LoadLabTestCase):
         self.wrk_result(self.wrk(WARM_UP_SECONDS // 3, 2, 0), WARM_UP_SECONDS // 3)
         runs_before, errors_before, reasons_before = self.probe_counts()
         scraper = self.wrk(seconds, 1, 200, threads=1)  # 5 scrapes a second
-        samples = []
+        samples, worker_samples, fds, worker_fds = [], [], [], []
         start = time.monotonic()
         try:
             while time.monotonic() - start < seconds:
                 samples.append(load_lab.rss_kib(pid))
+                worker_samples.append(load_lab.rss_kib(worker))
+                fds.append(load_lab.open_fds(pid))
+                worker_fds.append(load_lab.open_fds(worker))
                 time.sleep(period - (time.monotonic() - start) % period)
         finally:
             result = self.wrk_result(scraper, seconds)
         runs_after, errors_after, _ = self.probe_counts()
         sixth = len(samples) // 6
-        baseline = statistics.median(samples[sixth:2 * sixth])
-        final = statistics.median(samples[-sixth:])
+
+        def settled_and_final(series):
+            return (statistics.median(series[sixth:2 * sixth]),
+                    statistics.median(series[-sixth:]))
+        baseline, final = settled_and_final(samples)
+        worker_baseline, worker_final = settled_and_final(worker_samples)
+        fd_baseline, fd_final = settled_and_final(fds)
+        worker_fd_baseline, worker_fd_final = settled_and_final(worker_fds)
         print("RSS KiB every %.1f s: %s" % (period, samples))
-        print("soak: %s; RSS median %d KiB (samples %d..%d) -> %d KiB (last %d)" % (
-            result, baseline, sixth, 2 * sixth - 1, final, sixth))
+        print("worker RSS KiB: %s" % worker_samples)
+        print("open fds: agent %s; worker %s" % (fds, worker_fds))
+        print("soak: %s; RSS median %d KiB (samples %d..%d) -> %d KiB (last %d); worker %d -> "
+              "%d KiB; fds agent %d -> %d, worker %d -> %d" % (
+                  result, baseline, sixth, 2 * sixth - 1, final, sixth, worker_baseline,
+                  worker_final, fd_baseline, fd_final, worker_fd_baseline, worker_fd_final))
         self.add_row("soak: wrk 1 conn, 200 ms pause", seconds, result,
-                     "median %.1f → %.1f (max %.1f)" % (baseline / 1024, final / 1024,
-                                                          max(samples) / 1024),
+                     "median %.1f → %.1f (max %.1f); worker %.1f → %.1f; fds %d → %d, "
+                     "worker %d → %d" % (
+                         baseline / 1024, final / 1024, max(samples) / 1024,
+                         worker_baseline / 1024, worker_final / 1024, fd_baseline, fd_final,
+                         worker_fd_baseline, worker_fd_final),
                      (runs_after - runs_before, errors_after - errors_before), rate_format="%.1f")
         self.assertTrue(self.agent_a.alive(), self.agent_a.stderr_text())
         self.assertEqual(result["errors"], 0, result)
@@ -77,6 +102,12 @@ class SoakTest(load_lab.LoadLabTestCase):
                          self.probe_errors_since(reasons_before))
         self.assertLessEqual(final, baseline + RSS_NOISE_KIB,
                              "RSS grew beyond noise: %s" % samples)
+        self.assertEqual(load_lab.probe_worker_pid(pid), worker, "the probe worker restarted")
+        self.assertLessEqual(worker_final, worker_baseline + RSS_NOISE_KIB,
+                             "the worker's RSS grew beyond noise: %s" % worker_samples)
+        self.assertLessEqual(fd_final, fd_baseline + FD_NOISE, "agent fds: %s" % fds)
+        self.assertLessEqual(worker_fd_final, worker_fd_baseline + FD_NOISE,
+                             "worker fds: %s" % worker_fds)
 
 
 if __name__ == "__main__":
