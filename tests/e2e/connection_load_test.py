@@ -8,9 +8,10 @@ reported. Every scrape of rail_exporter must answer 200 with the full exposition
 stall (a stall behind held connections is 10-20 s). The figures (median and max scrape seconds,
 scrapes answered, RSS and threads while the connections are held) are printed as a table.
 
-RAIL_LOAD_SCRAPES (default 30) sets the scrapes per pass; --binary may name any build, such as
-one from before the connection ceiling, to measure it (its assertions then fail after the
-table)."""
+RAIL_LOAD_SCRAPES (default 30) sets the scrapes per pass and RAIL_LOAD_AGENT_FLAGS adds agent
+flags (--web.max-connections=100 shows what happens beyond the ceiling); --binary may name any
+build, such as one from before the ceiling, to measure it. Its assertions then fail after the
+table."""
 
 import base64
 import os
@@ -38,6 +39,7 @@ SPARK = "spark-dual-rail"
 IDLE = 500
 SLOW = 20
 SCRAPES = int(os.environ.get("RAIL_LOAD_SCRAPES", "30"))
+AGENT_FLAGS = os.environ.get("RAIL_LOAD_AGENT_FLAGS", "").split()
 SCRAPE_PAUSE = 0.5  # seconds between scrapes: the passes span several header timeouts
 SCRAPE_TIMEOUT = 20.0  # per scrape; a stall behind held connections is 10-20 s
 STALL = 5.0  # a scrape slower than this waited behind the held connections
@@ -266,7 +268,7 @@ class ConnectionLoadTest(unittest.TestCase):
         self.assertLess(rss_held, RSS_BOUND_MIB)
 
     def agent_pass(self, web, extra, scheme, context):
-        with harness.RailExporter(self.flags + extra) as agent:
+        with harness.RailExporter(self.flags + AGENT_FLAGS + extra) as agent:
             expected = set(f.name for f in text_string_to_metric_families(
                 self.scrape_once("%s://127.0.0.1:%d/metrics" % (scheme, agent.port),
                                  context)[1]))
