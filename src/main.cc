@@ -44,6 +44,10 @@ void AddAgentFlags(CLI::App& app, CommandLine& cl) {
                  "Path under which to expose metrics");
   app.add_option("--web.config.file", cl.options.web.config_file,
                  "Web config file (exporter-toolkit format): TLS and basic authentication");
+  app.add_option("--web.max-connections", cl.options.web.max_connections,
+                 "HTTP connections held at once, one worker thread each; lowered at start to "
+                 "what RLIMIT_NOFILE and the cgroup's pids.max admit")
+      ->check(CLI::PositiveNumber);
   app.add_option("--path.sysfs", cl.options.sysfs_root, "sysfs mountpoint (or a fixture tree)");
   app.add_option("--path.procfs", cl.options.procfs_root, "procfs mountpoint (or a fixture tree)");
   app.add_option("--config.file", cl.config_file, "YAML configuration file (rails)");

@@ -14,6 +14,7 @@
 #include <regex>
 
 #include "basic_auth.h"
+#include "connection_limits.h"
 #include "rail/base/log.h"
 #include "rail/web/web_config.h"
 #include "tls_context.h"
@@ -196,6 +197,35 @@ void AddAuthFailureCounters(prometheus::Registry& registry, ServerState& state) 
   state.invalid_credentials = &failures.Add({{"reason", "invalid"}});
 }
 
+// The ceiling of --web.max-connections that this process's limits admit, with one warning
+// naming the limit when it had to be lowered.
+int ConnectionCeiling(int wanted) {
+  if (wanted < 1) {
+    throw WebError("--web.max-connections must be at least 1, not " + std::to_string(wanted));
+  }
+  const detail::ConnectionCeiling ceiling =
+      detail::FitConnections(wanted, detail::ReadProcessLimits());
+  if (!ceiling.lowered_by.empty()) {
+    spdlog::warn("web: --web.max-connections {} lowered to {} to fit {}", wanted,
+                 ceiling.connections, ceiling.lowered_by);
+  }
+  return ceiling.connections;
+}
+
+// One worker thread per connection up to the ceiling, so that a scrape never waits behind held
+// connections; the kernel's listen backlog holds connections beyond it until a worker frees
+// (civetweb then serves them in order). Keep-alive stays off: a scrape per connection, and no
+// idle keep-alive connection holds a worker between scrapes.
+std::vector<std::string> CivetwebOptions(const WebOptions& options, const std::string& ports) {
+  const int connections = ConnectionCeiling(options.max_connections);
+  return {"listening_ports",    ports,
+          "num_threads",        std::to_string(connections),
+          "connection_queue",   std::to_string(detail::kConnectionQueue),
+          "listen_backlog",     std::to_string(connections),
+          "request_timeout_ms", std::to_string(options.request_timeout_ms),
+          "enable_keep_alive",  "no"};
+}
+
 void LogSecurity(const WebConfig& config) {
   if (!config.tls && config.basic_auth_users.empty()) return;
   spdlog::info(
@@ -232,10 +262,7 @@ WebServer::WebServer(const WebOptions& options, std::weak_ptr<prometheus::Collec
     std::lock_guard lock(state_mutex);
     server_state = std::move(state);
   }
-  // A client that stalls must not hold a worker thread for long: request_timeout_ms.
-  const std::vector<std::string> civetweb_options = {
-      "listening_ports",    ports,  "num_threads", std::to_string(options.threads),
-      "request_timeout_ms", "10000"};
+  const std::vector<std::string> civetweb_options = CivetwebOptions(options, ports);
   try {
     exposer_ =
         std::make_unique<prometheus::Exposer>(civetweb_options, &Callbacks(config.tls.has_value()));

@@ -84,10 +84,11 @@ def free_port():
         return s.getsockname()[1]
 
 
-def http_get(url, timeout=HTTP_TIMEOUT):
-    """(status, body text, headers) of a GET; HTTP errors are returned, not raised."""
+def http_get(url, timeout=HTTP_TIMEOUT, context=None):
+    """(status, body text, headers) of a GET; HTTP errors are returned, not raised. `context`:
+    the ssl.SSLContext of an https URL."""
     try:
-        with urllib.request.urlopen(url, timeout=timeout) as response:
+        with urllib.request.urlopen(url, timeout=timeout, context=context) as response:
             return response.status, response.read().decode("utf-8", "replace"), response.headers
     except urllib.error.HTTPError as error:
         body = error.read().decode("utf-8", "replace")
@@ -174,20 +175,21 @@ class _Process:
     def alive(self):
         return self.proc.poll() is None
 
-    def wait_http(self, url, timeout=STARTUP_TIMEOUT, interval=0.05):
-        """Polls GET url until it answers 200; raises when the process exits or on timeout."""
+    def wait_http(self, url, timeout=STARTUP_TIMEOUT, interval=0.05, context=None, status=200):
+        """Polls GET url until it answers `status`; raises when the process exits or on
+        timeout."""
         deadline = time.monotonic() + timeout
         while True:
             try:
-                if http_get(url, timeout=2)[0] == 200:
+                if http_get(url, timeout=2, context=context)[0] == status:
                     return
             except OSError:
                 pass
             if not self.alive():
                 raise RuntimeError("%s exited:\n%s" % (self.name, self.stderr_text()))
             if time.monotonic() > deadline:
-                raise TimeoutError("%s did not answer %s with 200 within %.0fs:\n%s" % (
-                    self.name, url, timeout, self.stderr_text()))
+                raise TimeoutError("%s did not answer %s with %d within %.0fs:\n%s" % (
+                    self.name, url, status, timeout, self.stderr_text()))
             time.sleep(interval)
 
     def stop(self):
@@ -238,18 +240,20 @@ class RailExporter(_Process):
 
 
 class NodeExporter(_Process):
-    """Debian's node_exporter on a free 127.0.0.1 port, ready when /metrics answers."""
+    """Debian's node_exporter on a free 127.0.0.1 port, ready when / answers. `tls_context`:
+    the client's ssl.SSLContext when args give it a web config with TLS; `ready_status` 401
+    when it has basic auth."""
 
-    def __init__(self, args, attempts=3):
+    def __init__(self, args, attempts=3, tls_context=None, ready_status=200):
         last_error = None
         for _ in range(attempts):  # another process may grab the free port in between
             self.port = free_port()
-            self.base_url = "http://127.0.0.1:%d" % self.port
+            self.base_url = "%s://127.0.0.1:%d" % ("https" if tls_context else "http", self.port)
             super().__init__([NODE_EXPORTER] + list(args) +
                              ["--web.listen-address=127.0.0.1:%d" % self.port], "node_exporter")
             try:
                 self.wait_for_line(r'msg="Listening on"')
-                self.wait_http(self.base_url + "/")
+                self.wait_http(self.base_url + "/", context=tls_context, status=ready_status)
                 return
             except (RuntimeError, TimeoutError) as error:
                 last_error = error

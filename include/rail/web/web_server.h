@@ -22,7 +22,15 @@ namespace rail::web {
 struct WebOptions {
   std::vector<std::string> listen_addresses{":9840"};  // node_exporter spelling: ":9840"
   std::string telemetry_path = "/metrics";
-  int threads = 4;
+  // --web.max-connections: connections held at once. civetweb 1.15 holds each on a worker thread
+  // of its own, so this many threads start with the server; lowered at start to what
+  // RLIMIT_NOFILE and the cgroup's pids.max admit (connection_limits.h).
+  int max_connections = 1000;
+  // civetweb's request_timeout_ms: the most a connection may take for its TLS handshake and its
+  // request headers (idle and slow-header clients are closed after it), and for taking the
+  // response. Prometheus sends its headers at once; its scrape timeout defaults to 10 s, and a
+  // scrape that finds every worker taken waits for one to time out.
+  int request_timeout_ms = 5000;
   // --web.config.file; empty: plain HTTP without authentication.
   std::string config_file;
 };

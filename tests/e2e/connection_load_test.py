@@ -1,0 +1,311 @@
+#!/usr/bin/python3
+"""Scrapes while the port is held by 500 idle TCP connections and 20 slowloris clients (one
+header byte per second, never finishing), against rail_exporter (plain HTTP, then TLS + basic
+auth) and, in the same run, Debian's node_exporter with the same two web configs.
+
+Connections the server closes are opened again, as an attacker would; how many it closed is
+reported. Every scrape of rail_exporter must answer 200 with the full exposition, and none may
+stall (a stall behind held connections is 10-20 s). The figures (median and max scrape seconds,
+scrapes answered, RSS and threads while the connections are held) are printed as a table.
+
+RAIL_LOAD_SCRAPES (default 30) sets the scrapes per pass and RAIL_LOAD_AGENT_FLAGS adds agent
+flags (--web.max-connections=100 shows what happens beyond the ceiling); --binary may name any
+build, such as one from before the ceiling, to measure it. Its assertions then fail after the
+table."""
+
+import base64
+import os
+import resource
+import selectors
+import shutil
+import socket
+import ssl
+import statistics
+import sys
+import tempfile
+import threading
+import time
+import unittest
+import urllib.request
+
+from prometheus_client.parser import text_string_to_metric_families
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+from node_exporter_compare_test import NODE_FLAGS  # noqa: E402
+from web_config_test import Pki, bcrypt  # noqa: E402
+
+SPARK = "spark-dual-rail"
+IDLE = 500
+SLOW = 20
+SCRAPES = int(os.environ.get("RAIL_LOAD_SCRAPES", "30"))
+AGENT_FLAGS = os.environ.get("RAIL_LOAD_AGENT_FLAGS", "").split()
+SCRAPE_PAUSE = 0.5  # seconds between scrapes: the passes span several header timeouts
+SCRAPE_TIMEOUT = 20.0  # per scrape; a stall behind held connections is 10-20 s
+STALL = 5.0  # a scrape slower than this waited behind the held connections
+SETTLE_TIMEOUT = 20.0  # for the idle connections to be established
+SLOW_BYTE = 1.0  # seconds between a slowloris client's header bytes
+RSS_BOUND_MIB = 256  # held connections must not cost more (a touched 8 MiB stack each would)
+PASSWORD = "s3cret"
+
+
+def raise_open_files():
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = 4 * (IDLE + SLOW) + 256
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (min(wanted, hard), hard))
+
+
+def proc_status(pid):
+    """(VmRSS in MiB, thread count) of a running process."""
+    rss, threads = 0.0, 0
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                rss = int(line.split()[1]) / 1024.0
+            elif line.startswith("Threads:"):
+                threads = int(line.split()[1])
+    return rss, threads
+
+
+class IdleConnections:
+    """IDLE TCP connections that send nothing, opened without blocking; one the server closes
+    (or a connect that fails) is counted and opened again."""
+
+    def __init__(self, port):
+        self.port = port
+        self.closed_by_server = 0
+        self.established = 0
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._selector = selectors.DefaultSelector()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def start(self):
+        for _ in range(IDLE):
+            self._open()
+        self._thread.start()
+
+    def _open(self):
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setblocking(False)
+        sock.connect_ex(("127.0.0.1", self.port))
+        self._selector.register(sock, selectors.EVENT_WRITE, "connecting")
+
+    def _run(self):
+        while not self._stop.is_set():
+            for key, _ in self._selector.select(timeout=0.2):
+                self._event(key.fileobj, key.data)
+
+    def _event(self, sock, state):
+        if state == "connecting":
+            if sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR) == 0:
+                self._selector.modify(sock, selectors.EVENT_READ, "open")
+                with self._lock:
+                    self.established += 1
+                return
+            self._selector.unregister(sock)
+            sock.close()
+            time.sleep(0.01)
+            self._open()
+            return
+        try:  # readable: the server closed it (or answered, which also ends it)
+            sock.recv(4096)
+        except OSError:
+            pass
+        self._selector.unregister(sock)
+        sock.close()
+        with self._lock:
+            self.established -= 1
+            self.closed_by_server += 1
+        self._open()
+
+    def held(self):
+        with self._lock:
+            return self.established
+
+    def stop(self):
+        self._stop.set()
+        self._thread.join(timeout=5)
+        for key in list(self._selector.get_map().values()):
+            key.fileobj.close()
+        self._selector.close()
+
+
+class Slowloris:
+    """SLOW clients, each sending a request header one byte per SLOW_BYTE seconds and never
+    ending it (over TLS when `context` is given); reconnecting when the server closes it."""
+
+    def __init__(self, port, context):
+        self.port, self.context = port, context
+        self.closed_by_server = 0
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._threads = [threading.Thread(target=self._client, daemon=True) for _ in range(SLOW)]
+
+    def start(self):
+        for thread in self._threads:
+            thread.start()
+
+    def _connect(self):
+        sock = socket.create_connection(("127.0.0.1", self.port), timeout=SCRAPE_TIMEOUT)
+        if self.context:
+            sock = self.context.wrap_socket(sock, server_hostname="127.0.0.1")
+        sock.sendall(b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+        return sock
+
+    def _client(self):
+        while not self._stop.is_set():
+            try:
+                sock = self._connect()
+            except OSError:
+                self._stop.wait(SLOW_BYTE)
+                continue
+            with sock:
+                while not self._stop.wait(SLOW_BYTE):
+                    try:
+                        sock.sendall(b"a")
+                    except OSError:
+                        break
+            if not self._stop.is_set():
+                with self._lock:
+                    self.closed_by_server += 1
+
+    def closed(self):
+        with self._lock:
+            return self.closed_by_server
+
+    def stop(self):
+        self._stop.set()
+        for thread in self._threads:
+            thread.join(timeout=SCRAPE_TIMEOUT + 5)
+
+
+class ConnectionLoadTest(unittest.TestCase):
+    rows = []
+
+    @classmethod
+    def setUpClass(cls):
+        raise_open_files()
+        cls.tmp = tempfile.mkdtemp(prefix="rail-connload-")
+        cls.pki = Pki(cls.tmp)
+        cls.secure_config = os.path.join(cls.tmp, "web.yml")
+        with open(cls.secure_config, "w") as f:
+            f.write("tls_server_config:\n  cert_file: %s\n  key_file: %s\n"
+                    "basic_auth_users:\n  prometheus: '%s'\n" %
+                    (cls.pki.server_crt, cls.pki.server_key, bcrypt(PASSWORD)))
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+        if cls.rows:
+            print("\n| server | web | idle held | closed by server (idle / slowloris) | "
+                  "scrapes answered | median s | max s | RSS MiB before → held | threads held |")
+            print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+            for row in cls.rows:
+                print("| %s | %s | %d | %d / %d | %d/%d | %.4f | %.4f | %.1f → %.1f | %d |" % row)
+
+    def setUp(self):
+        harness.require_executable(self, harness.BINARY)
+        self.flags = harness.tree_flags(os.path.join(harness.FIXTURES, SPARK))
+
+    def client_context(self):
+        return ssl.create_default_context(cafile=self.pki.ca_crt)
+
+    def scrape_once(self, url, context):
+        request = urllib.request.Request(url)
+        if context:
+            request.add_header("Authorization", "Basic " + base64.b64encode(
+                ("prometheus:" + PASSWORD).encode()).decode())
+        start = time.monotonic()
+        try:
+            with urllib.request.urlopen(request, timeout=SCRAPE_TIMEOUT, context=context) as r:
+                return r.status, r.read().decode("utf-8", "replace"), time.monotonic() - start
+        except Exception as error:  # a refused, reset or timed-out scrape is a failed one
+            return repr(error), "", time.monotonic() - start
+
+    def run_load(self, name, web, process, port, scheme, context, families):
+        """Holds the connections, scrapes SCRAPES times; records and returns the figures."""
+        url = "%s://127.0.0.1:%d/metrics" % (scheme, port)
+        rss_before, _ = proc_status(process.proc.pid)
+        idle = IdleConnections(port)
+        slow = Slowloris(port, context)
+        idle.start()
+        slow.start()
+        try:
+            deadline = time.monotonic() + SETTLE_TIMEOUT
+            while idle.held() < IDLE and time.monotonic() < deadline:
+                time.sleep(0.1)
+            held = idle.held()
+            time.sleep(2 * SLOW_BYTE)  # the slowloris clients are mid-header now
+            results = []
+            for _ in range(SCRAPES):
+                results.append(self.scrape_once(url, context))
+                time.sleep(SCRAPE_PAUSE)
+            rss_held, threads_held = proc_status(process.proc.pid)
+        finally:
+            idle.stop()
+            slow.stop()
+        answered = [r for r in results if r[0] == 200 and families(r[1])]
+        seconds = [r[2] for r in results]
+        self.rows.append((name, web, held, idle.closed_by_server, slow.closed(), len(answered),
+                          len(results), statistics.median(seconds), max(seconds), rss_before,
+                          rss_held, threads_held))
+        print("%s %s: %d idle held, %d/%d answered, median %.4f s, max %.4f s, RSS %.1f MiB "
+              "held (%d threads); closed by the server: %d idle, %d slowloris" % (
+                  name, web, held, len(answered), len(results), statistics.median(seconds),
+                  max(seconds), rss_held, threads_held, idle.closed_by_server, slow.closed()))
+        return held, results, answered, rss_held
+
+    def assert_served(self, figures):
+        held, results, answered, rss_held = figures
+        self.assertGreaterEqual(held, IDLE, "the idle connections were not all accepted")
+        failed = [r[0] for r in results if r[0] != 200]
+        self.assertEqual(failed, [], "scrapes that did not answer 200")
+        self.assertEqual(len(answered), len(results), "scrapes without the full exposition")
+        stalled = [round(r[2], 2) for r in results if r[2] >= STALL]
+        self.assertEqual(stalled, [], "scrapes that waited behind the held connections")
+        self.assertLess(rss_held, RSS_BOUND_MIB)
+
+    def agent_pass(self, web, extra, scheme, context):
+        with harness.RailExporter(self.flags + AGENT_FLAGS + extra) as agent:
+            expected = set(f.name for f in text_string_to_metric_families(
+                self.scrape_once("%s://127.0.0.1:%d/metrics" % (scheme, agent.port),
+                                 context)[1]))
+            self.assertIn("rail_exporter_build_info", expected)
+
+            def full(body):
+                return set(f.name for f in text_string_to_metric_families(body)) == expected
+
+            figures = self.run_load("rail_exporter", web, agent, agent.port, scheme, context, full)
+            self.assertTrue(agent.alive())
+        self.assert_served(figures)
+
+    def node_pass(self, web, extra, scheme, context):
+        if not os.access(harness.NODE_EXPORTER, os.X_OK):
+            self.skipTest("%s is not installed (scripts/install-deps installs it)" %
+                          harness.NODE_EXPORTER)
+        tree = os.path.join(harness.FIXTURES, SPARK)
+        node = harness.NodeExporter(harness.tree_flags(tree) + NODE_FLAGS + extra,
+                                    tls_context=context, ready_status=401 if context else 200)
+        self.addCleanup(node.stop)
+        self.run_load("node_exporter", web, node, node.port, scheme, context,
+                      lambda body: "node_exporter_build_info" in body)
+
+    def test_1_agent_plain(self):
+        self.agent_pass("HTTP", [], "http", None)
+
+    def test_2_agent_tls_and_basic_auth(self):
+        self.agent_pass("TLS + auth", ["--web.config.file=" + self.secure_config], "https",
+                        self.client_context())
+
+    def test_3_node_exporter_plain(self):
+        self.node_pass("HTTP", [], "http", None)
+
+    def test_4_node_exporter_tls_and_basic_auth(self):
+        self.node_pass("TLS + auth", ["--web.config.file=" + self.secure_config], "https",
+                       self.client_context())
+
+
+if __name__ == "__main__":
+    harness.main()
