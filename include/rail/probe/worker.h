@@ -139,8 +139,11 @@ std::unique_ptr<peer::ProbeSessionHandler> MakeWorkerHandler(ProbeWorker& worker
 // The worker executable: `configured` when not empty, else kWorkerExecutableName beside the
 // running executable, else in ../lib/rail_exporter/ from it (an installed layout).
 std::string FindWorkerExecutable(const std::string& configured);
-// Runs `executable --ucx-version` and returns what it prints (the UCX the worker loads), "" when
-// it cannot.
+// What the handshake (which needs a non-empty version) and rail_exporter_build_info say when no
+// worker can tell the UCX version.
+inline constexpr const char* kUnknownUcxVersion = "unknown";
+// Runs `executable --ucx-version` and returns what it prints (the UCX the worker loads), or
+// kUnknownUcxVersion when it cannot.
 std::string QueryWorkerUcxVersion(const std::string& executable);
 
 }  // namespace rail::probe

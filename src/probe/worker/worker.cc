@@ -137,14 +137,14 @@ std::string QueryWorkerUcxVersion(const std::string& executable) {
   for (const char c : executable) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
   quoted += "' --ucx-version 2>/dev/null";
   FILE* pipe = ::popen(quoted.c_str(), "r");
-  if (pipe == nullptr) return "";
+  if (pipe == nullptr) return kUnknownUcxVersion;
   char line[256] = {};
   const bool read = ::fgets(line, sizeof(line), pipe) != nullptr;
   ::pclose(pipe);
-  if (!read) return "";
+  if (!read) return kUnknownUcxVersion;
   std::string version(line);
   while (!version.empty() && (version.back() == '\n' || version.back() == '\r')) version.pop_back();
-  return version;
+  return version.empty() ? kUnknownUcxVersion : version;
 }
 
 }  // namespace rail::probe
