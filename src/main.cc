@@ -194,6 +194,7 @@ int RunAgent(CommandLine& cl) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  rail::base::ReexecWithoutThreadCaches(argv);
   CLI::App app{"rail_exporter: Prometheus exporter and probe agent for RDMA rails"};
   app.option_defaults()->always_capture_default();
   CommandLine cl;

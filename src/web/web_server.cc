@@ -17,6 +17,7 @@
 #include "connection_limits.h"
 #include "rail/base/log.h"
 #include "rail/web/web_config.h"
+#include "thread_stack.h"
 #include "tls_context.h"
 
 namespace rail::web {
@@ -145,6 +146,7 @@ const CivetCallbacks& Callbacks(bool tls) {
     CivetCallbacks c{};
     c.begin_request = BeginRequest;
     c.log_message = LogMessage;
+    c.connection_closed = [](const mg_connection*) { detail::ReleaseUnusedStack(); };
     return c;
   }();
   static const CivetCallbacks with_tls = [] {
