@@ -37,6 +37,8 @@ inline constexpr std::uint16_t kDefaultResponderPort = 9841;
 struct NetError {
   std::string reason;   // one of the tokens above
   std::string message;  // for people
+  // A peer's `busy` error reply: when it says a retry should be admitted.
+  std::optional<std::chrono::milliseconds> retry_after;
 };
 
 // Owns a file descriptor and closes it once.
