@@ -15,6 +15,8 @@
 //   version      the frame speaks another protocol version
 //   cancelled    the cancel fd became readable (the owner is shutting down)
 //   io           any other socket error
+// and, from a peer's error reply, the reason it gave (session_messages.h, KnownReason), e.g. busy
+// with its retry hint in NetError::retry_after.
 #pragma once
 
 #include <chrono>
