@@ -125,7 +125,7 @@ void ProbeRunner::Loop() {
       if (!running.done || !running.thread.joinable()) continue;
       running.thread.join();
       if (running.busy_retry_after) {
-        scheduler_->Busy(name, *running.busy_retry_after);
+        scheduler_->Busy(name, running.bytes, *running.busy_retry_after);
       } else {
         scheduler_->Finished(name, running.bytes);
       }

@@ -271,9 +271,9 @@ bool Scheduler::Finished(std::string_view name, std::uint64_t bytes_moved) {
   return true;
 }
 
-bool Scheduler::Busy(std::string_view name, Duration retry_after) {
+bool Scheduler::Busy(std::string_view name, std::uint64_t bytes_moved, Duration retry_after) {
   JobState* state = FindJob(name);
-  if (state == nullptr || !Finished(name, 0)) return false;
+  if (state == nullptr || !Finished(name, bytes_moved)) return false;
   std::uniform_real_distribution<double> stretch(1.0, 1.0 + options_.busy_retry_jitter);
   const double seconds = Seconds(std::max(retry_after, options_.busy_retry_floor));
   const TimePoint retry =

@@ -108,10 +108,11 @@ class Scheduler {
   // Ends a run and frees its rails; call Poll afterwards, as waiting jobs may start now. Returns
   // false (and changes nothing) when `name` is not running: unknown, or already timed out.
   bool Finished(std::string_view name, std::uint64_t bytes_moved);
-  // Ends a run the peer refused busy (it moved nothing) and schedules its retry after
-  // `retry_after`, the peer's hint, if that falls before the job's next regular run. Returns
-  // false (and changes nothing) when `name` is not running.
-  bool Busy(std::string_view name, Duration retry_after);
+  // Ends a run the peer refused busy, as Finished (`bytes_moved`: what its sizes before the
+  // refusal moved), and schedules its retry after `retry_after`, the peer's hint, if that falls
+  // before the job's next regular run. Returns false (and changes nothing) when `name` is not
+  // running.
+  bool Busy(std::string_view name, std::uint64_t bytes_moved, Duration retry_after);
   // When Poll next has something to do: a job falling due, a deadline, or bytes leaving the
   // budget window. The current time when something can start right away; nullopt when nothing
   // will ever happen (no jobs). Jobs waiting for rails are woken by Finished or a deadline.

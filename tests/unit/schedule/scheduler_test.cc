@@ -344,7 +344,7 @@ TEST_F(SchedulerTest, ABusyRunFreesTheHostAndIsRetriedAfterTheHintWithJitter) {
                         RoomyBudget());
   const TimePoint origin = clock_.Now();
   EXPECT_EQ(Names(scheduler->Poll()), std::vector<std::string>{"tput0"});
-  ASSERT_TRUE(scheduler->Busy("tput0", 4s));
+  ASSERT_TRUE(scheduler->Busy("tput0", 0, 4s));
   EXPECT_FALSE(scheduler->IsRunning("tput0"));
   EXPECT_EQ(scheduler->BytesInLastHour(), 0u);  // a busy run moved nothing
   EXPECT_EQ(Names(scheduler->Poll()), std::vector<std::string>{"tput1"});  // the host is free
@@ -369,7 +369,7 @@ TEST_F(SchedulerTest, ARetryIsOnlyWithinTheCurrentInterval) {
       Make({Job("tput0", {"rail0"}, ProbeLoad::kBulk, 10s, 1s, 1000, 0)}, RoomyBudget());
   const TimePoint origin = clock_.Now();
   ASSERT_EQ(Names(scheduler->Poll()), std::vector<std::string>{"tput0"});
-  ASSERT_TRUE(scheduler->Busy("tput0", 20s));  // past the next regular run: no retry
+  ASSERT_TRUE(scheduler->Busy("tput0", 0, 20s));  // past the next regular run: no retry
   EXPECT_EQ(scheduler->NextWakeUp(), origin + 10s);
 
   // Busy again and again: each retry still falls before the regular run, never after it.
@@ -377,7 +377,7 @@ TEST_F(SchedulerTest, ARetryIsOnlyWithinTheCurrentInterval) {
   ASSERT_EQ(Names(scheduler->Poll()), std::vector<std::string>{"tput0"});
   int retries = 0;
   while (scheduler->IsRunning("tput0")) {
-    ASSERT_TRUE(scheduler->Busy("tput0", 3s));
+    ASSERT_TRUE(scheduler->Busy("tput0", 0, 3s));
     const std::optional<TimePoint> wake = scheduler->NextWakeUp();
     ASSERT_TRUE(wake);
     EXPECT_LE(*wake, origin + 20s);
@@ -390,15 +390,16 @@ TEST_F(SchedulerTest, ARetryIsOnlyWithinTheCurrentInterval) {
   EXPECT_LE(retries, 3);  // 3 s and more apart within 10 s
 }
 
-TEST_F(SchedulerTest, ABusyHintBelowTheFloorWaitsTheFloor) {
+TEST_F(SchedulerTest, ABusyRunIsChargedItsBytesAndAHintBelowTheFloorWaitsTheFloor) {
   SchedulerOptions options;
   options.busy_retry_jitter = 0;
   auto scheduler = Make({Job("tput0", {"rail0"}, ProbeLoad::kBulk, 100s, 1s, 1000, 0)}, options);
   ASSERT_EQ(Names(scheduler->Poll()), std::vector<std::string>{"tput0"});
-  ASSERT_TRUE(scheduler->Busy("tput0", 0s));
+  ASSERT_TRUE(scheduler->Busy("tput0", 300, 0s));
+  EXPECT_EQ(scheduler->BytesInLastHour(), 300u);  // what its sizes before the refusal moved
   EXPECT_EQ(scheduler->NextWakeUp(), clock_.Now() + options.busy_retry_floor);
-  EXPECT_FALSE(scheduler->Busy("tput0", 1s));  // not running
-  EXPECT_FALSE(scheduler->Busy("no-such-job", 1s));
+  EXPECT_FALSE(scheduler->Busy("tput0", 0, 1s));  // not running
+  EXPECT_FALSE(scheduler->Busy("no-such-job", 0, 1s));
 }
 
 }  // namespace
