@@ -209,6 +209,11 @@ void Agent::StartResponder() {
   options.limits = config.limits;
   options.allowed_networks = AllowedNetworks(config.allowed_networks);
   options.clock = clock_.get();
+  // The probe layer's rule, the one the scheduler's jobs are planned by (PlanJob).
+  options.is_bulk_kind = [](const std::string& kind) {
+    const auto parsed = probe::ParseProbeKind(kind);
+    return parsed && probe::IsBulk(*parsed);
+  };
   if (!options.secret && !options.insecure) {
     spdlog::warn(
         "responder: no responder.secret_file and no --peer.insecure: every peer will be "
@@ -232,7 +237,10 @@ void Agent::StartProbes() {
     throw AgentError("probes need responder.secret_file (or --peer.insecure) to reach peers");
   }
   const auto jobs = plan.size();
-  runner_ = std::make_unique<ProbeRunner>(std::move(plan), config_.budget, probing_->Context(),
+  schedule::SchedulerOptions schedule;
+  schedule.budget = config_.budget;
+  schedule.bulk_concurrency = config_.bulk_concurrency;
+  runner_ = std::make_unique<ProbeRunner>(std::move(plan), schedule, probing_->Context(),
                                           probing_->Probes(), *results_);
   if (std::string error; !runner_->Start(&error)) throw AgentError("probes: " + error);
   spdlog::info("scheduled {} probe job(s) over {} rail(s)", jobs, probing_->rails().size());

@@ -184,6 +184,13 @@ void ParseBudget(const YAML::Node& node, const std::string& source, schedule::Bu
   }
 }
 
+base::BulkConcurrency ParseBulkConcurrency(const YAML::Node& node, const std::string& source) {
+  const auto value = Scalar<std::string>(node, source, "bulk_concurrency", "host or rail");
+  if (value == "host") return base::BulkConcurrency::kPerHost;
+  if (value == "rail") return base::BulkConcurrency::kPerRail;
+  Fail(source, "bulk_concurrency", "expected host or rail, got '" + value + "'");
+}
+
 // A fraction in (0, 1].
 double Fraction(const YAML::Node& node, const std::string& source, const std::string& key) {
   const auto value = Scalar<double>(node, source, key, "a number between 0 and 1");
@@ -258,7 +265,8 @@ AgentConfig ParseConfig(std::string_view yaml_text, const std::string& source) {
   if (root.IsNull()) return config;  // an empty file is an empty configuration
   if (!root.IsMap()) Fail(source, "(top level)", "expected a mapping");
   RejectUnknownKeys(root,
-                    {"rails", "discover_rails", "responder", "peers", "probes", "budget", "health"},
+                    {"rails", "discover_rails", "responder", "peers", "probes", "budget",
+                     "bulk_concurrency", "health"},
                     source, "");
 
   if (const auto discover = root["discover_rails"]) {
@@ -269,6 +277,10 @@ AgentConfig ParseConfig(std::string_view yaml_text, const std::string& source) {
   if (const auto peers = root["peers"]) config.peers = ParsePeers(peers, source);
   if (const auto probes = root["probes"]) config.probes = detail::ParseProbes(probes, source);
   if (const auto budget = root["budget"]) ParseBudget(budget, source, config.budget);
+  if (const auto bulk = root["bulk_concurrency"]) {
+    config.bulk_concurrency = ParseBulkConcurrency(bulk, source);
+  }
+  config.responder.limits.bulk_concurrency = config.bulk_concurrency;
   if (const auto health = root["health"]) ParseHealth(health, source, config.health);
   CheckReferences(config, source);
   return config;

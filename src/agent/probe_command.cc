@@ -2,8 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <chrono>
 #include <nlohmann/json.hpp>
 #include <ostream>
+#include <random>
+#include <thread>
 
 #include "rail/agent/probe_wiring.h"
 #include "rail/agent/probing.h"
@@ -48,6 +52,7 @@ nlohmann::json ToJson(const probe::ProbeResult& result) {
     json["error_reason"] = result.error_reason;
     json["error_message"] = result.error_message;
   }
+  if (probe::IsBusy(result)) json["retry_after_ms"] = result.retry_after.count();
   if (result.peer_cpu_seconds) json["peer_cpu_seconds"] = *result.peer_cpu_seconds;
   if (result.rtt) {
     json["rtt_round_trip_seconds"] = {{"count", result.rtt->count}, {"min", result.rtt->min},
@@ -177,6 +182,30 @@ probe::ProbeParams ParamsFor(const ProbeCommandOptions& options, const ProbeChoi
   return params;
 }
 
+// A peer serving another initiator's bulk run refuses ours busy: try again after its hint,
+// stretched at random (other initiators were refused too), this many times in all before
+// reporting busy.
+constexpr int kBusyAttempts = 5;
+
+std::vector<probe::ProbeResult> RunRetryingBusy(probe::Probe& probe,
+                                                const probe::ProbeParams& params,
+                                                const probe::ProbeContext& context,
+                                                std::ostream& err) {
+  std::mt19937_64 random{std::random_device{}()};
+  std::uniform_real_distribution<double> stretch(1.0, 1.5);
+  for (int attempt = 1;; ++attempt) {
+    std::vector<probe::ProbeResult> results = RunProbeSizes(probe, params, context);
+    if (results.empty() || !probe::IsBusy(results.back()) || attempt == kBusyAttempts) {
+      return results;
+    }
+    const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::max(results.back().retry_after, std::chrono::milliseconds(1000)) * stretch(random));
+    err << "rail_exporter probe: the peer is busy with another bulk transfer; retrying in "
+        << wait.count() << " ms (" << attempt << " of " << kBusyAttempts - 1 << ")\n";
+    std::this_thread::sleep_for(wait);
+  }
+}
+
 // Runs the probe the options describe; the exit status.
 int ProbeAndReport(const ProbeCommandOptions& options, const ProbeChoice& choice, std::ostream& out,
                    std::ostream& err) {
@@ -206,7 +235,7 @@ int ProbeAndReport(const ProbeCommandOptions& options, const ProbeChoice& choice
   std::vector<probe::ProbeResult> results;
   for (const auto& rails : RunsOver(choice.kind, selected)) {
     params.rails = rails;
-    for (auto& result : RunProbeSizes(*probe, params, context)) {
+    for (auto& result : RunRetryingBusy(*probe, params, context, err)) {
       result.peer = options.peer;
       results.push_back(std::move(result));
     }

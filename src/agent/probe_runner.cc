@@ -1,16 +1,20 @@
 // Runs scheduled probes: one thread waits for the scheduler's next wake-up, each started probe
-// runs on a thread of its own (they may overlap on different rails), and results go to the store.
+// runs on a thread of its own (latency probes may overlap each other and, on other rails, a bulk
+// run), and results go to the store. A run the peer refused busy goes back to the scheduler,
+// which retries it.
 #include <spdlog/spdlog.h>
+
+#include <algorithm>
 
 #include "rail/agent/probing.h"
 
 namespace rail::agent {
 
-ProbeRunner::ProbeRunner(std::vector<PlannedProbe> plan, schedule::Budget budget,
+ProbeRunner::ProbeRunner(std::vector<PlannedProbe> plan, schedule::SchedulerOptions options,
                          probe::ProbeContext context, probe::ProbeMaker make_probe,
                          probe::ResultStore& store)
     : plan_(std::move(plan)),
-      budget_(budget),
+      options_(options),
       context_(std::move(context)),
       make_probe_(std::move(make_probe)),
       store_(store) {
@@ -24,8 +28,7 @@ ProbeRunner::~ProbeRunner() {
 bool ProbeRunner::Start(std::string* error) {
   std::vector<schedule::ProbeJob> jobs;
   for (const auto& planned : plan_) jobs.push_back(planned.job);
-  schedule::SchedulerOptions options;
-  options.budget = budget_;
+  schedule::SchedulerOptions options = options_;
   options.seed = std::random_device{}();
   scheduler_ = schedule::Scheduler::Create(std::move(jobs), options, clock_, error);
   if (!scheduler_) return false;
@@ -69,8 +72,8 @@ void ProbeRunner::Launch(const std::string& name) {
   if (slot.thread.joinable()) slot.thread.join();
   slot.done = false;
   slot.bytes = 0;
+  slot.busy_retry_after.reset();
   slot.thread = std::thread([this, planned, name] {
-    std::uint64_t bytes = 0;
     auto probe = make_probe_(planned->params.kind);
     std::vector<probe::ProbeResult> results;
     if (probe) {
@@ -82,23 +85,42 @@ void ProbeRunner::Launch(const std::string& name) {
       unsupported.error_message = "this agent cannot run this probe kind";
       results.push_back(unsupported);
     }
-    for (auto& result : results) {
-      if (result.rails.empty()) result.rails = planned->job.rails;
-      result.peer = planned->job.peer;  // the configured name, not the address
-      if (result.finished_at == std::chrono::system_clock::time_point{}) {
-        result.finished_at = std::chrono::system_clock::now();
-      }
-      bytes += result.bytes;
-      if (!result.success) {
-        spdlog::warn("probe {} failed: {}: {}", name, result.error_reason, result.error_message);
-      }
-      store_.Record(std::move(result), planned->interval);
-    }
+    std::uint64_t bytes = 0;
+    const auto busy = FileResults(*planned, std::move(results), &bytes);
     std::lock_guard lock(mutex_);
     running_[name].done = true;
     running_[name].bytes = bytes;
+    running_[name].busy_retry_after = busy;
     wake_.notify_all();
   });
+}
+
+std::optional<std::chrono::milliseconds> ProbeRunner::FileResults(
+    const PlannedProbe& planned, std::vector<probe::ProbeResult> results, std::uint64_t* bytes) {
+  std::optional<std::chrono::milliseconds> busy;
+  const std::string& name = planned.job.name;
+  for (auto& result : results) {
+    if (result.rails.empty()) result.rails = planned.job.rails;
+    result.peer = planned.job.peer;  // the configured name, not the address
+    if (result.finished_at == std::chrono::system_clock::time_point{}) {
+      result.finished_at = std::chrono::system_clock::now();
+    }
+    if (probe::IsBusy(result)) {
+      // The peer is serving another initiator's bulk run: nothing was measured and nothing is
+      // wrong with the rail, so it is no run of the series (no failure, no verdict); counted
+      // apart and retried after the peer's hint.
+      spdlog::debug("probe {} refused busy: {}", name, result.error_message);
+      busy = std::max(busy.value_or(result.retry_after), result.retry_after);
+      store_.RecordBusy(result);
+      continue;
+    }
+    *bytes += result.bytes;
+    if (!result.success) {
+      spdlog::warn("probe {} failed: {}: {}", name, result.error_reason, result.error_message);
+    }
+    store_.Record(std::move(result), planned.interval);
+  }
+  return busy;
 }
 
 void ProbeRunner::Loop() {
@@ -107,7 +129,11 @@ void ProbeRunner::Loop() {
     for (auto& [name, running] : running_) {
       if (!running.done || !running.thread.joinable()) continue;
       running.thread.join();
-      scheduler_->Finished(name, running.bytes);
+      if (running.busy_retry_after) {
+        scheduler_->Busy(name, running.bytes, *running.busy_retry_after);
+      } else {
+        scheduler_->Finished(name, running.bytes);
+      }
     }
     const auto poll = scheduler_->Poll();
     for (const auto& name : poll.timed_out) {

@@ -165,8 +165,9 @@ std::vector<probe::ProbeResult> RunProbeSizes(probe::Probe& probe, const probe::
     one.message_sizes_bytes = {size};
     auto result = probe.Run(one, context);
     result.message_size_bytes = size;
+    const bool busy = probe::IsBusy(result);
     results.push_back(std::move(result));
-    if (context.cancel != nullptr && context.cancel->load()) break;
+    if (busy || (context.cancel != nullptr && context.cancel->load())) break;
   }
   return results;
 }

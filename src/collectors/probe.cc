@@ -249,6 +249,18 @@ void PeerFamilies::MoveTo(const std::vector<health::CheckResult>& verdicts,
   }
 }
 
+// Runs a peer refused busy: counted here and nowhere else (no run, no error, no verdict).
+void AddBusy(const probe::ResultStore& store, std::vector<prometheus::MetricFamily>& out) {
+  auto busy = detail::Counter("rail_probe_busy_total",
+                              "Probe runs the peer refused busy (it was serving another bulk "
+                              "run) and this agent retried; not failures.");
+  for (const auto& [key, count] : store.BusyCounts()) {
+    busy.Add({{"kind", key.kind}, {"peer", key.peer}, {"rail", key.rail}},
+             static_cast<double>(count));
+  }
+  busy.MoveTo(out);
+}
+
 class ProbeCollector final : public Collector {
  public:
   std::string Name() const override { return "probe"; }
@@ -276,6 +288,7 @@ class ProbeCollector final : public Collector {
     }
     peers.MoveTo(verdicts.checks, out);
     if (!series.histogram.metric.empty()) out.push_back(std::move(series.histogram));
+    AddBusy(*store, out);
   }
 };
 

@@ -30,10 +30,20 @@ class ResponderCollector final : public Collector {
     detail::Counter("rail_responder_probes_total", "Probes served through to their report.")
         .Add({}, static_cast<double>(stats.probes_total))
         .MoveTo(out);
+    detail::Counter("rail_responder_bulk_transfers_total",
+                    "Bulk transfers (throughput probes) the responder served, admitted one run at "
+                    "a time per host or per rail (bulk_concurrency).")
+        .Add({}, static_cast<double>(stats.bulk_transfers_total))
+        .MoveTo(out);
+    detail::Counter("rail_responder_bulk_overlaps_total",
+                    "Bulk transfers that overlapped another run's bulk transfer on this host (or "
+                    "rail) anyway; 0 unless the bulk gate let two runs through.")
+        .Add({}, static_cast<double>(stats.bulk_overlaps_total))
+        .MoveTo(out);
     auto errors = detail::Counter(
         "rail_responder_errors_total",
         "Peers refused or sessions failed, by reason (auth, replay, limit, rate, malformed, "
-        "oversized, version, timeout, ...).");
+        "oversized, version, timeout, busy, ...).");
     for (const auto& [reason, count] : stats.errors_by_reason) {
       errors.Add({{"reason", reason}}, static_cast<double>(count));
     }

@@ -129,13 +129,15 @@ std::optional<json> PeerClient::Receive(Deadline deadline, NetError* error) {
     Fail(error, "protocol", "unreadable error reply: " + parse_error);
   } else {
     Fail(error, KnownReason(reply.reason), "peer says: " + reply.message);
+    if (reply.retry_after_ms) error->retry_after = std::chrono::milliseconds(*reply.retry_after_ms);
   }
   return std::nullopt;
 }
 
 void PeerClient::SendError(const std::string& reason, const std::string& message) {
   NetError ignored;
-  connection_.Send(ToJson(ErrorReply{reason, message}), Clock::now() + kErrorSendWait, &ignored);
+  connection_.Send(ToJson(ErrorReply{reason, message, std::nullopt}), Clock::now() + kErrorSendWait,
+                   &ignored);
 }
 
 PeerConnectorFunction MakePeerConnector(ClientOptions options) {

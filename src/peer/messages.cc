@@ -74,11 +74,26 @@ class FieldReader {
     return true;
   }
 
+  // `present`, when given, says whether an optional field was there.
   bool Unsigned(const char* field, std::uint64_t min, std::uint64_t max, std::uint64_t* out,
-                bool required = true) {
+                bool required = true, bool* present = nullptr) {
     const json* value = Find(field, required);
+    if (present != nullptr) *present = value != nullptr;
     if (value == nullptr) return !required;
     if (!ToUnsigned(*value, min, max, out)) return FieldFail(field, RangeText(min, max, *value));
+    return true;
+  }
+
+  // An optional string of at most `max_bytes`; "" when absent.
+  bool OptionalString(const char* field, std::size_t max_bytes, std::string* out) {
+    out->clear();
+    const json* value = Find(field, /*required=*/false);
+    if (value == nullptr) return true;
+    if (!value->is_string() || value->get_ref<const std::string&>().size() > max_bytes) {
+      return FieldFail(field, "expected a string of at most " + std::to_string(max_bytes) +
+                                  " bytes, got " + Describe(*value));
+    }
+    *out = value->get<std::string>();
     return true;
   }
 
@@ -191,6 +206,7 @@ json ToJson(const ErrorReply& message) {
   json out = Envelope(kTypeError);
   out["reason"] = message.reason;
   out["message"] = message.message;
+  if (message.retry_after_ms) out["retry_after_ms"] = *message.retry_after_ms;
   return out;
 }
 
@@ -207,6 +223,7 @@ json ToJson(const ProbeSetup& message) {
   if (!message.ucx_rkey.empty()) out["ucx_rkey"] = Base64Encode(message.ucx_rkey);
   if (message.tcp_port) out["tcp_port"] = *message.tcp_port;
   if (message.streams != 1) out["streams"] = message.streams;
+  if (!message.run_id.empty()) out["run_id"] = message.run_id;
   return out;
 }
 
@@ -236,8 +253,16 @@ bool FromJson(const json& value, Response* message, std::string* error) {
 bool FromJson(const json& value, ErrorReply* message, std::string* error) {
   error->clear();
   FieldReader reader(value, kTypeError, error);
-  return reader.CheckType() && reader.String("reason", &message->reason) &&
-         reader.String("message", &message->message);
+  std::uint64_t retry_after_ms = 0;
+  bool has_retry = false;
+  const bool valid = reader.CheckType() && reader.String("reason", &message->reason) &&
+                     reader.String("message", &message->message) &&
+                     reader.Unsigned("retry_after_ms", 0, std::numeric_limits<std::uint64_t>::max(),
+                                     &retry_after_ms, /*required=*/false, &has_retry);
+  if (!valid) return false;
+  message->retry_after_ms.reset();
+  if (has_retry) message->retry_after_ms = retry_after_ms;
+  return true;
 }
 
 bool FromJson(const json& value, ProbeSetup* message, std::string* error) {
@@ -255,7 +280,8 @@ bool FromJson(const json& value, ProbeSetup* message, std::string* error) {
       reader.OptionalBase64("ucx_worker_address", &message->ucx_worker_address) &&
       reader.OptionalBase64("ucx_rkey", &message->ucx_rkey) &&
       reader.Unsigned("tcp_port", 1, 65535, &port, /*required=*/false) &&
-      reader.Unsigned("streams", 1, kMaxProbeStreams, &streams, /*required=*/false);
+      reader.Unsigned("streams", 1, kMaxProbeStreams, &streams, /*required=*/false) &&
+      reader.OptionalString("run_id", kMaxRunIdBytes, &message->run_id);
   if (!valid) return false;
   message->streams = static_cast<std::uint32_t>(streams);
   message->tcp_port.reset();

@@ -115,7 +115,8 @@ struct Responder::Impl {
                      options.limits.probe_burst_per_peer),
         allow_list(options.allowed_networks),
         slots(options.limits.max_concurrent_sessions, options.limits.max_connections_per_ip),
-        stats(options.max_tracked_peers) {}
+        stats(options.max_tracked_peers),
+        bulk_gate(*clock, options.limits.bulk_concurrency, options.limits.bulk_retry_grace) {}
 
   void AcceptLoop();
   void AcceptPending();
@@ -131,6 +132,7 @@ struct Responder::Impl {
   NetworkAllowList allow_list;
   SessionSlots slots;
   detail::StatsRecorder stats;
+  BulkGate bulk_gate;
 
   UniqueFd listen_fd;
   UniqueFd stop_fd;  // eventfd, readable for good once Stop() signals it
@@ -275,9 +277,9 @@ bool Responder::Start(std::string* error) {
         ntohs(bound.ss_family == AF_INET6 ? reinterpret_cast<const sockaddr_in6&>(bound).sin6_port
                                           : reinterpret_cast<const sockaddr_in&>(bound).sin_port);
   }
-  impl_->context = std::make_unique<detail::SessionContext>(
-      detail::SessionContext{impl_->options, impl_->factory, impl_->replay_cache,
-                             impl_->rate_limiter, impl_->stats, impl_->stop_fd.get()});
+  impl_->context = std::make_unique<detail::SessionContext>(detail::SessionContext{
+      impl_->options, impl_->factory, impl_->replay_cache, impl_->rate_limiter, impl_->stats,
+      impl_->bulk_gate, impl_->stop_fd.get()});
   impl_->accept_thread = std::thread([impl = impl_.get()] { impl->AcceptLoop(); });
   spdlog::info(
       "responder: listening on {}",
@@ -301,6 +303,9 @@ std::uint16_t Responder::ListeningPort() const {
 ResponderStats Responder::Snapshot() const {
   ResponderStats stats = impl_->stats.Snapshot(impl_->slots.in_use());
   stats.active_sources = impl_->slots.addresses();
+  const BulkGateStats bulk = impl_->bulk_gate.Stats();
+  stats.bulk_transfers_total = bulk.transfers_total;
+  stats.bulk_overlaps_total = bulk.overlaps_total;
   return stats;
 }
 

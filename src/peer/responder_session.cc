@@ -69,12 +69,14 @@ class Session {
 
  private:
   // Counts `reason` and tells the peer, unless the peer is gone or we are shutting down.
-  void Refuse(const std::string& reason, const std::string& message) {
+  void Refuse(const std::string& reason, const std::string& message,
+              std::optional<std::uint64_t> retry_after_ms = std::nullopt) {
     context_.stats.Error(reason);
     spdlog::debug("responder: refusing peer {} ({}): {}", peer_address_, reason, message);
     if (reason == "closed" || reason == "io") return;
     NetError ignored;
-    connection_.Send(ToJson(ErrorReply{reason, message}), Clock::now() + kErrorReplyWait, &ignored);
+    connection_.Send(ToJson(ErrorReply{reason, message, retry_after_ms}),
+                     Clock::now() + kErrorReplyWait, &ignored);
   }
 
   // Receives the next message. A failure, or an error message from the peer, is counted and
@@ -188,6 +190,8 @@ class Session {
   bool ServeProbe(const json& message) {
     ProbeSetup setup;
     if (!AdmitProbe(message, &setup)) return false;
+    std::optional<BulkGate::Pass> bulk_pass;  // held until this probe ends
+    if (!AdmitBulk(setup, &bulk_pass)) return false;
     json reply_fields = json::object();
     const std::unique_ptr<ProbeSessionHandler> handler = SetUpHandler(setup, &reply_fields);
     if (handler == nullptr) return false;
@@ -197,7 +201,11 @@ class Session {
       Refuse(net_error.reason, net_error.message);
       return false;
     }
-    return ServeUntilDone(*handler, setup) && SendReport(*handler);
+    if (!ServeUntilDone(*handler, setup, bulk_pass)) return false;
+    // The transfer is over: the gate is free before the initiator reads the report, so that a
+    // peer that goes on with another bulk probe finds it free.
+    bulk_pass.reset();
+    return SendReport(*handler);
   }
 
   // A well-formed probe_setup within this peer's rate and the responder's limits.
@@ -217,6 +225,35 @@ class Session {
       return false;
     }
     return true;
+  }
+
+  // A bulk setup passes the gate before its handler is set up (no UCX context, no sink for a
+  // probe that cannot run now); a refused one is answered busy with the gate's retry hint.
+  bool AdmitBulk(const ProbeSetup& setup, std::optional<BulkGate::Pass>* pass) {
+    const auto& is_bulk = context_.options.is_bulk_kind;
+    if (!is_bulk || !is_bulk(setup.kind)) return true;
+    BulkRequest request;
+    request.run =
+        peer_address_ + (setup.run_id.empty() ? " kind " + setup.kind : " run " + setup.run_id);
+    request.rails = SplitRails(setup.rail);
+    request.expected = std::chrono::duration_cast<base::Duration>(
+        std::chrono::duration<double>(setup.duration_seconds));
+    base::Duration retry_after{};
+    std::optional<BulkGate::Pass> admitted = context_.bulk_gate.TryEnter(request, &retry_after);
+    if (admitted) {
+      pass->emplace(std::move(*admitted));
+      return true;
+    }
+    const auto retry_ms = std::chrono::ceil<std::chrono::milliseconds>(retry_after).count();
+    Refuse(
+        "busy",
+        "another bulk transfer is running on this " +
+            std::string(context_.options.limits.bulk_concurrency == base::BulkConcurrency::kPerRail
+                            ? "rail"
+                            : "host") +
+            "; retry in " + std::to_string(retry_ms) + " ms",
+        static_cast<std::uint64_t>(retry_ms));
+    return false;
   }
 
   // The kind's handler, set up for this probe; nullptr (the peer told why) when there is none.
@@ -242,11 +279,13 @@ class Session {
   }
 
   // Serves the probe until the peer says probe_done (or its time and grace are up).
-  bool ServeUntilDone(ProbeSessionHandler& handler, const ProbeSetup& setup) {
+  bool ServeUntilDone(ProbeSessionHandler& handler, const ProbeSetup& setup,
+                      std::optional<BulkGate::Pass>& bulk_pass) {
     const auto probe_time = std::chrono::duration_cast<Clock::duration>(
         std::chrono::duration<double>(setup.duration_seconds));
     std::optional<json> done;
     {
+      if (bulk_pass) bulk_pass->TransferStarted();
       ServeThread serving(handler);
       done =
           ReceiveOrRefuse(Clock::now() + probe_time + context_.options.probe_grace, "probe_done");
@@ -342,8 +381,8 @@ void RefuseConnection(UniqueFd socket, const std::string& reason, const std::str
   Connection connection(std::move(socket), max_frame_bytes);
   NetError ignored;
   // A fresh socket's send buffer takes a short reply at once; the wait only guards the rare case.
-  connection.Send(ToJson(ErrorReply{reason, message}), Clock::now() + std::chrono::milliseconds(50),
-                  &ignored);
+  connection.Send(ToJson(ErrorReply{reason, message, std::nullopt}),
+                  Clock::now() + std::chrono::milliseconds(50), &ignored);
 }
 
 }  // namespace rail::peer::detail

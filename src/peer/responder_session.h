@@ -8,6 +8,7 @@
 #include <string>
 
 #include "rail/peer/auth.h"
+#include "rail/peer/bulk_gate.h"
 #include "rail/peer/connection.h"
 #include "rail/peer/limits.h"
 #include "rail/peer/responder.h"
@@ -39,6 +40,7 @@ struct SessionContext {
   ReplayCache& seen_initiator_nonces;
   PeerRateLimiter& rate_limiter;
   StatsRecorder& stats;
+  BulkGate& bulk_gate;
   int stop_fd;  // readable once the responder stops
 };
 

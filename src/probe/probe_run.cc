@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <exception>
+#include <random>
 
 #include "rail/peer/session_messages.h"
 
@@ -16,6 +18,15 @@ std::chrono::milliseconds ProbeDeadline::Remaining() const {
   const auto left =
       std::chrono::ceil<std::chrono::milliseconds>(deadline_ - std::chrono::steady_clock::now());
   return std::max(left, std::chrono::milliseconds(0));
+}
+
+std::string NewRunId() {
+  // Unique among the runs a responder sees from this host's address at once: several agents
+  // may share it (the lab runs three), and each draws its own.
+  static thread_local std::mt19937_64 random{std::random_device{}()};
+  char text[17];
+  std::snprintf(text, sizeof(text), "%016llx", static_cast<unsigned long long>(random()));
+  return text;
 }
 
 ProbeResult NewResult(const ProbeParams& params) {
@@ -100,6 +111,8 @@ bool PeerProbeSession::Open(const ProbeParams& params, const ProbeContext& conte
   std::optional<json> answer = client_->Request(ToJson(setup), deadline.deadline(), &error);
   if (!answer) {
     SetFailure(result, error.reason, "probe setup: " + error.message);
+    // The first failure wins: the hint belongs to the result only when busy is its reason.
+    if (IsBusy(*result) && error.retry_after) result->retry_after = *error.retry_after;
     return false;
   }
   peer::ProbeSetupReply setup_reply;
@@ -155,7 +168,8 @@ InitiatorRun::InitiatorRun(const ProbeParams& params, const ProbeContext& contex
       result_(result),
       cpu_start_(ThreadCpuSeconds()),
       deadline_(params.timeout, context.cancel),
-      counters_(context, params) {}
+      counters_(context, params),
+      run_id_(NewRunId()) {}
 
 peer::ProbeSetup InitiatorRun::Setup(const std::vector<ProbeRail>& rails,
                                      std::uint64_t message_bytes, std::uint64_t max_bytes) const {
@@ -165,6 +179,7 @@ peer::ProbeSetup InitiatorRun::Setup(const std::vector<ProbeRail>& rails,
   setup.message_sizes_bytes = {message_bytes};
   setup.duration_seconds = std::chrono::duration<double>(params_.duration).count();
   setup.max_bytes = max_bytes;
+  setup.run_id = run_id_;
   return setup;
 }
 

@@ -64,6 +64,8 @@ class ProbeDeadline {
 };
 
 ProbeResult NewResult(const ProbeParams& params);
+// A fresh random run id, 16 hex digits.
+std::string NewRunId();
 // Marks `result` failed (the first failure wins: later ones are consequences) and stamps it.
 void SetFailure(ProbeResult* result, const std::string& reason, const std::string& message);
 
@@ -155,6 +157,9 @@ class InitiatorRun {
   const CounterCheck counters_;
   bool counters_checked_ = false;
   bool ended_before_transfer_ = false;
+  // Sent in every probe_setup of this run, so that a responder admits a multi-rail run's
+  // sessions together (peer/bulk_gate.h).
+  const std::string run_id_;
 };
 
 // How RunInitiator starts a kind.

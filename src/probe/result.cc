@@ -39,6 +39,10 @@ bool IsBulk(ProbeKind kind) {
   return kind != ProbeKind::kUcxRtt && kind != ProbeKind::kTcpRtt;
 }
 
+bool IsBusy(const ProbeResult& result) {
+  return !result.success && result.error_reason == kBusyReason;
+}
+
 bool IsMultiRail(ProbeKind kind) {
   return kind == ProbeKind::kMultirailCapacity || kind == ProbeKind::kUcxMultirailThroughput;
 }

@@ -45,6 +45,17 @@ std::vector<SeriesState> ResultStore::Snapshot() const {
   return states;
 }
 
+void ResultStore::RecordBusy(const ProbeResult& result) {
+  BusyKey key{ProbeKindName(result.kind), result.peer, RailLabel(result.rails)};
+  std::lock_guard lock(mutex_);
+  ++busy_[std::move(key)];
+}
+
+std::map<BusyKey, std::uint64_t> ResultStore::BusyCounts() const {
+  std::lock_guard lock(mutex_);
+  return busy_;
+}
+
 bool ResultStore::IsCurrent(const SeriesState& state) const {
   if (state.interval.count() == 0) return true;
   return clock_.WallNow() - state.last.finished_at <= 3 * state.interval;

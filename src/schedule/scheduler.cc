@@ -154,18 +154,35 @@ std::optional<TimePoint> Scheduler::BudgetReleaseTime(TimePoint now, std::uint64
   return std::nullopt;
 }
 
+bool Scheduler::Blocked(const ProbeJob& job,
+                        const std::map<std::string, RailState, std::less<>>& rails,
+                        const std::set<std::string_view>& reserved, int host_bulk,
+                        bool host_reserved) const {
+  const bool bulk = job.load == ProbeLoad::kBulk;
+  if (bulk && options_.bulk_concurrency == base::BulkConcurrency::kPerHost &&
+      (host_bulk > 0 || host_reserved)) {
+    return true;
+  }
+  return std::any_of(job.rails.begin(), job.rails.end(), [&](const auto& rail) {
+    const RailState& state = rails.find(rail)->second;
+    return reserved.contains(rail) || state.bulk_runs > 0 || (bulk && state.latency_runs > 0);
+  });
+}
+
 Scheduler::Plan Scheduler::MakePlan(TimePoint now) const {
   std::vector<std::size_t> due;
   for (std::size_t i = 0; i < jobs_.size(); ++i) {
-    if (!jobs_[i].running && jobs_[i].next_due <= now) due.push_back(i);
+    if (!jobs_[i].running && DueAt(jobs_[i]) <= now) due.push_back(i);
   }
   std::stable_sort(due.begin(), due.end(), [this](std::size_t a, std::size_t b) {
-    return jobs_[a].next_due < jobs_[b].next_due;
+    return DueAt(jobs_[a]) < DueAt(jobs_[b]);
   });
 
   Plan plan;
   auto rails = rails_;  // occupancy as it will be once this plan's runs have started
   std::set<std::string_view> reserved;
+  int host_bulk = host_bulk_runs_;
+  bool host_reserved = false;
   std::uint64_t bytes = WindowBytes(now);
   for (std::size_t index : due) {
     const ProbeJob& job = jobs_[index].job;
@@ -177,18 +194,18 @@ Scheduler::Plan Scheduler::MakePlan(TimePoint now) const {
       }
       continue;
     }
-    const bool blocked = std::any_of(job.rails.begin(), job.rails.end(), [&](const auto& rail) {
-      const RailState& state = rails.find(rail)->second;
-      return reserved.contains(rail) || state.bulk_runs > 0 || (bulk && state.latency_runs > 0);
-    });
-    if (blocked) {
-      if (bulk) reserved.insert(job.rails.begin(), job.rails.end());
+    if (Blocked(job, rails, reserved, host_bulk, host_reserved)) {
+      if (bulk) {
+        reserved.insert(job.rails.begin(), job.rails.end());
+        host_reserved = true;  // only read per host
+      }
       continue;
     }
     for (const std::string& rail : job.rails) {
       RailState& state = rails.find(rail)->second;
       ++(bulk ? state.bulk_runs : state.latency_runs);
     }
+    if (bulk) ++host_bulk;
     bytes += job.expected_bytes;
     plan.start.push_back(index);
   }
@@ -200,13 +217,18 @@ void Scheduler::StartJob(std::size_t index, TimePoint now) {
   const ProbeJob& job = state.job;
   state.running = true;
   state.deadline = now + job.timeout;
-  state.next_due =
-      now + JitteredInterval(job, 1.0 - job.jitter_fraction, 1.0 + job.jitter_fraction);
+  if (state.retry_at) {
+    state.retry_at.reset();  // a retry keeps the regular run where it was
+  } else {
+    state.next_due =
+        now + JitteredInterval(job, 1.0 - job.jitter_fraction, 1.0 + job.jitter_fraction);
+  }
   state.run_id = next_run_id_++;
   for (const std::string& rail : job.rails) {
     RailState& rail_state = rails_.find(rail)->second;
     ++(job.load == ProbeLoad::kBulk ? rail_state.bulk_runs : rail_state.latency_runs);
   }
+  if (job.load == ProbeLoad::kBulk) ++host_bulk_runs_;
   // Charged at start, so that runs started together cannot overshoot the budget between them.
   window_.push_back({now, job.expected_bytes, state.run_id});
 }
@@ -217,6 +239,7 @@ void Scheduler::EndRun(JobState& state) {
     RailState& rail_state = rails_.find(rail)->second;
     --(state.job.load == ProbeLoad::kBulk ? rail_state.bulk_runs : rail_state.latency_runs);
   }
+  if (state.job.load == ProbeLoad::kBulk) --host_bulk_runs_;
 }
 
 PollResult Scheduler::Poll() {
@@ -248,6 +271,18 @@ bool Scheduler::Finished(std::string_view name, std::uint64_t bytes_moved) {
   return true;
 }
 
+bool Scheduler::Busy(std::string_view name, std::uint64_t bytes_moved, Duration retry_after) {
+  JobState* state = FindJob(name);
+  if (state == nullptr || !Finished(name, bytes_moved)) return false;
+  std::uniform_real_distribution<double> stretch(1.0, 1.0 + options_.busy_retry_jitter);
+  const double seconds = Seconds(std::max(retry_after, options_.busy_retry_floor));
+  const TimePoint retry =
+      clock_.Now() + std::chrono::duration_cast<Duration>(
+                         std::chrono::duration<double>(seconds * stretch(random_)));
+  if (retry < state->next_due) state->retry_at = retry;
+  return true;
+}
+
 std::optional<TimePoint> Scheduler::NextWakeUp() const {
   const TimePoint now = clock_.Now();
   std::optional<TimePoint> wake;
@@ -258,8 +293,8 @@ std::optional<TimePoint> Scheduler::NextWakeUp() const {
     if (state.running) {
       if (state.deadline <= now) return now;
       consider(state.deadline);
-    } else if (state.next_due > now) {
-      consider(state.next_due);
+    } else if (DueAt(state) > now) {
+      consider(DueAt(state));
     }
   }
   const Plan plan = MakePlan(now);

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "rail/base/bulk_concurrency.h"
 #include "rail/base/errors.h"
 #include "rail/health/checks.h"
 #include "rail/inventory/rails.h"
@@ -59,6 +60,9 @@ struct AgentConfig {
   std::vector<PeerConfig> peers;
   std::vector<ProbeConfig> probes;
   schedule::Budget budget;
+  // bulk_concurrency: host (one bulk transfer per host at a time) or rail (one per rail), for
+  // this agent's own probes and for the ones its responder serves alike.
+  base::BulkConcurrency bulk_concurrency = base::kDefaultBulkConcurrency;
   health::Thresholds health;
   // discover_rails: also publish active ports that no rails[] entry names. Defaults to true
   // when no rail is configured and false otherwise.

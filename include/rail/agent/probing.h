@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -44,14 +45,16 @@ std::vector<PlannedProbe> PlanProbes(const AgentConfig& config,
 std::vector<std::vector<probe::ProbeRail>> RunsOver(probe::ProbeKind kind,
                                                     const std::vector<probe::ProbeRail>& rails);
 
-// Runs a probe once per message size; one result per size.
+// Runs a probe once per message size; one result per size. Stops after a run the peer refused
+// busy: the sizes after it would be refused too, and the retry runs them all.
 std::vector<probe::ProbeResult> RunProbeSizes(probe::Probe& probe, const probe::ProbeParams& params,
                                               const probe::ProbeContext& context);
 
 class ProbeRunner {
  public:
-  ProbeRunner(std::vector<PlannedProbe> plan, schedule::Budget budget, probe::ProbeContext context,
-              probe::ProbeMaker make_probe, probe::ResultStore& store);
+  // options.seed is drawn at Start.
+  ProbeRunner(std::vector<PlannedProbe> plan, schedule::SchedulerOptions options,
+              probe::ProbeContext context, probe::ProbeMaker make_probe, probe::ResultStore& store);
   ~ProbeRunner();
   ProbeRunner(const ProbeRunner&) = delete;
   ProbeRunner& operator=(const ProbeRunner&) = delete;
@@ -66,13 +69,19 @@ class ProbeRunner {
     std::thread thread;
     bool done = false;
     std::uint64_t bytes = 0;
+    // The peer refused the run busy: retry after this (its hint) instead of counting a run.
+    std::optional<std::chrono::milliseconds> busy_retry_after;
   };
   void Loop();
   void Launch(const std::string& name);
+  // Files a run's results; its bytes, or the retry hint when the peer refused it busy.
+  std::optional<std::chrono::milliseconds> FileResults(const PlannedProbe& planned,
+                                                       std::vector<probe::ProbeResult> results,
+                                                       std::uint64_t* bytes);
   const PlannedProbe* Find(const std::string& name) const;
 
   std::vector<PlannedProbe> plan_;
-  schedule::Budget budget_;
+  schedule::SchedulerOptions options_;
   probe::ProbeContext context_;
   probe::ProbeMaker make_probe_;
   probe::ResultStore& store_;

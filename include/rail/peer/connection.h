@@ -15,6 +15,8 @@
 //   version      the frame speaks another protocol version
 //   cancelled    the cancel fd became readable (the owner is shutting down)
 //   io           any other socket error
+// and, from a peer's error reply, the reason it gave (session_messages.h, KnownReason), e.g. busy
+// with its retry hint in NetError::retry_after.
 #pragma once
 
 #include <chrono>
@@ -37,6 +39,8 @@ inline constexpr std::uint16_t kDefaultResponderPort = 9841;
 struct NetError {
   std::string reason;   // one of the tokens above
   std::string message;  // for people
+  // A peer's `busy` error reply: when it says a retry should be admitted.
+  std::optional<std::chrono::milliseconds> retry_after;
 };
 
 // Owns a file descriptor and closes it once.

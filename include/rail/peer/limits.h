@@ -2,6 +2,7 @@
 // over-limit request gets a clear refusal and is counted, and the responder keeps serving others.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
@@ -10,6 +11,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "rail/base/bulk_concurrency.h"
 #include "rail/base/clock.h"
 #include "rail/peer/framing.h"
 #include "rail/peer/messages.h"
@@ -30,6 +32,12 @@ struct Limits {
   // most probe_burst_per_peer + probes_per_minute_per_peer * T / 60 probes.
   double probes_per_minute_per_peer = 60;
   std::uint32_t probe_burst_per_peer = 10;
+  // Bulk transfers served at once: one per host, or one per rail (bulk_gate.h). Set from the
+  // configuration's bulk_concurrency, which the initiator's scheduler reads too.
+  base::BulkConcurrency bulk_concurrency = base::kDefaultBulkConcurrency;
+  // Added to the running transfer's remaining time in a `busy` reply's retry hint: its set-up,
+  // report and drain around the transfer (a UCX context takes a few hundred ms to make).
+  std::chrono::milliseconds bulk_retry_grace{500};
 };
 
 // nullopt when every limit is usable; otherwise an error naming the field.

@@ -27,6 +27,8 @@ inline constexpr std::size_t kNonceBytes = 32;
 inline constexpr std::size_t kProofBytes = 32;  // HMAC-SHA256
 // Upper bound of ProbeSetup::streams: each stream is a thread and a socket on the responder.
 inline constexpr std::uint32_t kMaxProbeStreams = 64;
+// Upper bound of ProbeSetup::run_id's length: the responder keeps it while the run lasts.
+inline constexpr std::size_t kMaxRunIdBytes = 64;
 
 inline constexpr const char* kTypeHello = "hello";
 inline constexpr const char* kTypeChallenge = "challenge";
@@ -56,6 +58,9 @@ struct Response {
 struct ErrorReply {
   std::string reason;
   std::string message;
+  // With reason "busy": milliseconds after which a retry should be admitted. Optional on the
+  // wire (peers that predate it neither send nor read it).
+  std::optional<std::uint64_t> retry_after_ms;
 };
 
 // Sets up one probe. The initiator sends its side (its worker address for UCX kinds); the
@@ -73,6 +78,9 @@ struct ProbeSetup {
   // Parallel TCP streams (tcp_throughput); 1..kMaxProbeStreams. Optional on the wire, where it
   // appears only when not 1, so messages of peers that predate it still mean one stream.
   std::uint32_t streams = 1;
+  // Shared by the control sessions of one initiator's run (a multi-rail run opens one per rail),
+  // so that the responder admits them together (bulk_gate.h). Optional; "" when absent.
+  std::string run_id;
 };
 
 nlohmann::json ToJson(const Hello& message);

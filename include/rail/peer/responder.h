@@ -10,7 +10,16 @@
 //   R -> I  welcome            {agent_version, ucx_version, authenticated}
 //   then, any number of times while the session lasts:
 //   I -> R  probe_setup        {kind, rail, message_sizes_bytes, duration_seconds, max_bytes,
-//                               streams, ucx_worker_address, ucx_rkey, tcp_port}  (messages.h)
+//                               streams, ucx_worker_address, ucx_rkey, tcp_port, run_id}
+//                                                                               (messages.h)
+//           a bulk kind (options.is_bulk_kind) first passes the bulk gate (bulk_gate.h): one
+//           run at a time per host, or per rail (limits.bulk_concurrency). Otherwise:
+//   R -> I  error              {reason: "busy", message, retry_after_ms}, and R closes. The
+//           hint is the running transfer's expected remaining time plus limits.bulk_retry_grace;
+//           the initiator tries again later in a new session and counts `busy` apart from
+//           failures. The sessions of one run (a multi-rail run opens one per rail) carry the
+//           same run_id and are admitted together; a setup without run_id (an older agent) is
+//           one run per (peer address, kind).
 //   R -> I  probe_setup_reply  {agent_version, ucx_version, setup: {handler's fields}}
 //           R runs handler->Serve(stop) on a worker thread; I runs its half of the probe
 //   I -> R  probe_done         {measured: {what I measured}}
@@ -31,7 +40,7 @@
 //   without a reply); probe setups beyond the per-peer-IP token bucket ("rate"); a
 //   probe beyond the bytes or seconds allowed ("limit"); a kind or rail without handler
 //   ("unknown_kind"); probe_done not arriving within the probe's duration + probe_grace
-//   ("timeout").
+//   ("timeout"); a bulk setup while another run's bulk transfer holds the gate ("busy").
 #pragma once
 
 #include <atomic>
@@ -93,7 +102,10 @@ struct ResponderOptions {
   std::chrono::milliseconds handshake_timeout{5000};
   std::chrono::milliseconds probe_grace{5000};  // beyond a probe's duration
   std::size_t max_tracked_peers = 1024;         // in the stats; least recently seen evicted
-  const base::Clock* clock = nullptr;           // rate limits and replay cache; nullptr: steady
+  const base::Clock* clock = nullptr;  // rate limits, replay cache, bulk gate; nullptr: steady
+  // Whether a kind is bulk (a throughput transfer): its setups pass the bulk gate
+  // (limits.bulk_concurrency). The agent passes the probe layer's rule; empty: no kind is.
+  std::function<bool(const std::string& kind)> is_bulk_kind;
 };
 
 struct PeerInfo {
@@ -106,11 +118,15 @@ struct PeerInfo {
 };
 
 struct ResponderStats {
-  std::uint64_t connections_total = 0;  // TCP connections accepted (including those refused)
-  std::uint64_t sessions_total = 0;     // handshakes completed
-  std::uint64_t active_sessions = 0;    // sessions holding a slot now
-  std::uint64_t active_sources = 0;     // distinct peer addresses holding those slots
-  std::uint64_t probes_total = 0;       // probes served through to the report
+  std::uint64_t connections_total = 0;     // TCP connections accepted (including those refused)
+  std::uint64_t sessions_total = 0;        // handshakes completed
+  std::uint64_t active_sessions = 0;       // sessions holding a slot now
+  std::uint64_t active_sources = 0;        // distinct peer addresses holding those slots
+  std::uint64_t probes_total = 0;          // probes served through to the report
+  std::uint64_t bulk_transfers_total = 0;  // bulk transfers that started serving
+  // Bulk transfers that overlapped another run's in the gate's scope: the gate's tripwire, 0
+  // unless something let two runs through at once.
+  std::uint64_t bulk_overlaps_total = 0;
   std::map<std::string, std::uint64_t> errors_by_reason;  // refusals and failures, by token
   std::map<std::string, PeerInfo> peers;                  // peers that completed a handshake
 };

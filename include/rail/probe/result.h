@@ -84,6 +84,10 @@ struct ProbeResult {
   bool success = false;
   std::string error_reason;   // stable token: timeout, refused, auth, limit, ucx:<status>, ...
   std::string error_message;  // for people
+  // error_reason "busy": the responder was serving another bulk run and will admit this one
+  // after about this long (its hint; 0 when it gave none). Not a failure of the rail: the
+  // agent retries and counts it apart (IsBusy).
+  std::chrono::milliseconds retry_after{0};
   std::chrono::system_clock::time_point finished_at;
   double seconds = 0;       // time spent moving data
   std::uint64_t bytes = 0;  // payload bytes moved
@@ -113,5 +117,10 @@ struct ProbeResult {
 // ucx_multirail_throughput and the counters saw at least two of its rails. The multirail_striping
 // health check judges by it (health::Thresholds::multirail_max_rail_share).
 std::optional<RailCounterDelta> BusiestProbedRail(const ProbeResult& result);
+
+// The error reason of a run the responder refused because another bulk run held it.
+inline constexpr const char* kBusyReason = "busy";
+// Whether `result` is such a refusal: nothing was measured, and nothing is wrong with the rail.
+bool IsBusy(const ProbeResult& result);
 
 }  // namespace rail::probe

@@ -40,6 +40,14 @@ struct SeriesState {
 
 std::string RailLabel(const std::vector<std::string>& rails);
 
+// Runs a responder refused busy, by kind, peer and rail(s) (rail_probe_busy_total).
+struct BusyKey {
+  std::string kind;
+  std::string peer;
+  std::string rail;  // as in SeriesKey
+  auto operator<=>(const BusyKey&) const = default;
+};
+
 class ResultStore {
  public:
   // Results are current by the clock's wall time: finished_at stamps are wall-clock times.
@@ -50,6 +58,12 @@ class ResultStore {
   void Record(ProbeResult result, std::chrono::milliseconds interval);
 
   std::vector<SeriesState> Snapshot() const;
+
+  // Counts a run the responder refused busy (probe::IsBusy). It is no run of its series: the
+  // series' last result, run and error counts stay as they were, so that busy never reads as a
+  // failure of the rail.
+  void RecordBusy(const ProbeResult& result);
+  std::map<BusyKey, std::uint64_t> BusyCounts() const;
 
   // A result older than three intervals is no longer current: its gauges are withdrawn while
   // its counters stay.
@@ -62,6 +76,7 @@ class ResultStore {
   std::vector<double> rtt_buckets_;
   mutable std::mutex mutex_;
   std::map<SeriesKey, SeriesState> series_;
+  std::map<BusyKey, std::uint64_t> busy_;
 };
 
 }  // namespace rail::probe

@@ -12,8 +12,16 @@
 // * A bulk probe needs every one of its rails to itself: at most one bulk transfer per local rail
 //   at a time, and no latency probe on a rail while a bulk transfer uses it (the latency would
 //   measure the bulk transfer's queueing, not the rail).
+// * With bulk_concurrency per host (the default) at most one bulk run on the whole host at a
+//   time: two rails measured at once share the host's CPU and PCIe, and each reads slower than
+//   it is. A multi-rail run is one run: it holds all its rails, and moves data on them at once.
 // * Jobs that are due start in the order they fell due; a bulk job kept waiting by busy rails
-//   reserves them, so a stream of short latency probes cannot starve it.
+//   (or, per host, by another bulk run) reserves them, so a stream of short latency probes or
+//   other bulk jobs cannot starve it.
+// * A run the peer refused busy (Busy) is retried after the peer's hint, stretched by a random
+//   factor so that initiators refused together do not come back together; only within the
+//   current interval (a retry never delays or adds to the regular runs), and like any other start
+//   it waits for its rails and the budget.
 // * Budget: per rail, the share of wall time bulk probes may take, and the bytes per hour all
 //   probes together may move. Validation refuses a configuration that could exceed either, using
 //   each job's timeout as the longest a run can take and its shortest jittered interval. At run
@@ -29,10 +37,12 @@
 #include <memory>
 #include <optional>
 #include <random>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "rail/base/bulk_concurrency.h"
 #include "rail/base/clock.h"
 
 namespace rail::schedule {
@@ -66,6 +76,11 @@ struct Budget {
 struct SchedulerOptions {
   Budget budget;
   std::uint64_t seed = 1;  // production passes a random seed; tests a fixed one
+  base::BulkConcurrency bulk_concurrency = base::kDefaultBulkConcurrency;
+  // A busy run's retry comes after the peer's hint (at least busy_retry_floor) times
+  // U[1, 1 + busy_retry_jitter].
+  Duration busy_retry_floor = std::chrono::seconds(1);
+  double busy_retry_jitter = 0.5;
 };
 
 // nullopt when the jobs are well-formed and fit the budget; otherwise an error that names the
@@ -93,6 +108,11 @@ class Scheduler {
   // Ends a run and frees its rails; call Poll afterwards, as waiting jobs may start now. Returns
   // false (and changes nothing) when `name` is not running: unknown, or already timed out.
   bool Finished(std::string_view name, std::uint64_t bytes_moved);
+  // Ends a run the peer refused busy, as Finished (`bytes_moved`: what its sizes before the
+  // refusal moved), and schedules its retry after `retry_after`, the peer's hint, if that falls
+  // before the job's next regular run. Returns false (and changes nothing) when `name` is not
+  // running.
+  bool Busy(std::string_view name, std::uint64_t bytes_moved, Duration retry_after);
   // When Poll next has something to do: a job falling due, a deadline, or bytes leaving the
   // budget window. The current time when something can start right away; nullopt when nothing
   // will ever happen (no jobs). Jobs waiting for rails are woken by Finished or a deadline.
@@ -105,7 +125,8 @@ class Scheduler {
  private:
   struct JobState {
     ProbeJob job;
-    TimePoint next_due;
+    TimePoint next_due;                 // the next regular run
+    std::optional<TimePoint> retry_at;  // a busy run's retry, before next_due
     bool running = false;
     TimePoint deadline;
     std::uint64_t run_id = 0;
@@ -131,6 +152,9 @@ class Scheduler {
   Duration JitteredInterval(const ProbeJob& job, double low_fraction, double high_fraction);
   void StartJob(std::size_t index, TimePoint now);
   void EndRun(JobState& state);
+  static TimePoint DueAt(const JobState& state) { return state.retry_at.value_or(state.next_due); }
+  bool Blocked(const ProbeJob& job, const std::map<std::string, RailState, std::less<>>& rails,
+               const std::set<std::string_view>& reserved, int host_bulk, bool host_reserved) const;
   JobState* FindJob(std::string_view name);
   const JobState* FindJob(std::string_view name) const;
 
@@ -138,6 +162,7 @@ class Scheduler {
   SchedulerOptions options_;
   std::vector<JobState> jobs_;
   std::map<std::string, RailState, std::less<>> rails_;
+  int host_bulk_runs_ = 0;          // bulk runs under way on the whole host
   std::deque<WindowEntry> window_;  // runs started in the last hour, oldest first
   std::mt19937_64 random_;
   std::uint64_t next_run_id_ = 1;

@@ -60,6 +60,7 @@ void ReadResultSummary(const json& in, ProbeResult& out) {
   in.at("success").get_to(out.success);
   in.at("error_reason").get_to(out.error_reason);
   in.at("error_message").get_to(out.error_message);
+  out.retry_after = std::chrono::milliseconds(in.at("retry_after_ms").get<std::int64_t>());
   out.finished_at = TimeFromJson(in.at("finished_at"));
   in.at("seconds").get_to(out.seconds);
   in.at("bytes").get_to(out.bytes);
@@ -115,6 +116,7 @@ json ToJson(const ProbeResult& result) {
               {"success", result.success},
               {"error_reason", result.error_reason},
               {"error_message", result.error_message},
+              {"retry_after_ms", result.retry_after.count()},
               {"finished_at", TimeToJson(result.finished_at)},
               {"seconds", result.seconds},
               {"bytes", result.bytes},

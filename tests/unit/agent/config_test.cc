@@ -82,6 +82,20 @@ TEST(ConfigTest, ErrorsNameTheOffendingKey) {
   EXPECT_THAT(ErrorOf("- just\n- a list\n"), HasSubstr("(top level): expected a mapping"));
 }
 
+TEST(ConfigTest, BulkConcurrencyIsPerHostUnlessTheConfigurationSaysRail) {
+  const auto by_default = ParseConfig("responder: {}\n", "test.yaml");
+  EXPECT_EQ(by_default.bulk_concurrency, base::BulkConcurrency::kPerHost);
+  EXPECT_EQ(by_default.responder.limits.bulk_concurrency, base::BulkConcurrency::kPerHost);
+  // One key for both sides: the responder's gate and this agent's own schedule.
+  const auto per_rail = ParseConfig("bulk_concurrency: rail\nresponder: {}\n", "test.yaml");
+  EXPECT_EQ(per_rail.bulk_concurrency, base::BulkConcurrency::kPerRail);
+  EXPECT_EQ(per_rail.responder.limits.bulk_concurrency, base::BulkConcurrency::kPerRail);
+  EXPECT_EQ(ParseConfig("bulk_concurrency: host\n", "test.yaml").bulk_concurrency,
+            base::BulkConcurrency::kPerHost);
+  EXPECT_THAT(ErrorOf("bulk_concurrency: port\n"),
+              HasSubstr("bulk_concurrency: expected host or rail, got 'port'"));
+}
+
 TEST(ConfigTest, ResponderAllowedNetworksAndPerAddressCap) {
   const auto config = ParseConfig(R"(
 responder:

@@ -123,6 +123,25 @@ TEST_F(ProbeCollectorTest, FailuresCountedByReason) {
   EXPECT_EQ(SampleCount(families, "rail_probe_rtt_run_seconds"), 0u);
 }
 
+TEST_F(ProbeCollectorTest, BusyIsCountedApartAndIsNoFailedRun) {
+  store_.Record(Result(probe::ProbeKind::kTcpThroughput, {"rail0"}), minutes(1));
+  auto busy = Result(probe::ProbeKind::kTcpThroughput, {"rail0"});
+  busy.success = false;
+  busy.error_reason = probe::kBusyReason;
+  busy.retry_after = std::chrono::milliseconds(1500);
+  ASSERT_TRUE(probe::IsBusy(busy));
+  store_.RecordBusy(busy);
+  store_.RecordBusy(busy);
+  const auto families = set_->Collect();
+  EXPECT_EQ(Sample(families, "rail_probe_busy_total",
+                   {{"kind", "tcp_throughput"}, {"peer", "b"}, {"rail", "rail0"}}),
+            2);
+  // The series still reads as its last real run: a success, one run, no error.
+  EXPECT_EQ(Sample(families, "rail_probe_success", {{"kind", "tcp_throughput"}}), 1);
+  EXPECT_EQ(Sample(families, "rail_probe_runs_total", {{"kind", "tcp_throughput"}}), 1);
+  EXPECT_EQ(SampleCount(families, "rail_probe_errors_total"), 0u);
+}
+
 TEST_F(ProbeCollectorTest, RttHistogramAndQuantiles) {
   auto result = Result(probe::ProbeKind::kUcxRtt, {"rail0"});
   result.message_size_bytes = 8;

@@ -196,9 +196,40 @@ TEST(Messages, WrongTypeIsRefused) {
 TEST(Messages, ErrorReplyRoundTrip) {
   ErrorReply decoded;
   std::string error;
-  ASSERT_TRUE(FromJson(ToJson(ErrorReply{"limit", "too many bytes"}), &decoded, &error)) << error;
+  ASSERT_TRUE(
+      FromJson(ToJson(ErrorReply{"limit", "too many bytes", std::nullopt}), &decoded, &error))
+      << error;
   EXPECT_EQ(decoded.reason, "limit");
   EXPECT_EQ(decoded.message, "too many bytes");
+  EXPECT_FALSE(decoded.retry_after_ms);  // absent unless busy
+  EXPECT_FALSE(ToJson(decoded).contains("retry_after_ms"));
+}
+
+TEST(Messages, BusyErrorCarriesItsRetryHint) {
+  const json wire = ToJson(ErrorReply{"busy", "another bulk transfer", 1500});
+  EXPECT_EQ(wire["retry_after_ms"], 1500);
+  ErrorReply decoded;
+  std::string error;
+  ASSERT_TRUE(FromJson(wire, &decoded, &error)) << error;
+  EXPECT_EQ(decoded.retry_after_ms, std::optional<std::uint64_t>(1500));
+  json bad = wire;
+  bad["retry_after_ms"] = -1;
+  EXPECT_FALSE(FromJson(bad, &decoded, &error));
+  EXPECT_NE(error.find("retry_after_ms"), std::string::npos) << error;
+}
+
+TEST(Messages, ProbeSetupRunIdIsOptionalAndBounded) {
+  ProbeSetup setup = SampleSetup();
+  EXPECT_FALSE(ToJson(setup).contains("run_id"));  // as peers that predate it send it
+  setup.run_id = "0123456789abcdef";
+  ProbeSetup decoded;
+  std::string error;
+  ASSERT_TRUE(FromJson(ToJson(setup), &decoded, &error)) << error;
+  EXPECT_EQ(decoded.run_id, "0123456789abcdef");
+  json wire = ToJson(setup);
+  wire["run_id"] = std::string(kMaxRunIdBytes + 1, 'x');
+  EXPECT_FALSE(FromJson(wire, &decoded, &error));
+  EXPECT_NE(error.find("run_id"), std::string::npos) << error;
 }
 
 TEST(Messages, LongOffendingValuesAreShortenedInErrors) {

@@ -177,6 +177,21 @@ TEST_F(InitiatorFrame, SetupNamesTheRunsKindRailsSizeDurationAndLimit) {
   EXPECT_TRUE(setup.ucx_worker_address.empty());
 }
 
+TEST_F(InitiatorFrame, TheSetupsOfOneRunShareARunIdThatTheNextRunDoesNot) {
+  peer::ProbeSetup r0;
+  peer::ProbeSetup r1;
+  peer::ProbeSetup next;
+  Run({ProbeKind::kMultirailCapacity, std::nullopt}, [&](InitiatorRun& run) {
+    r0 = run.Setup({run.params().rails[0]}, 4096, 1 << 30);
+    r1 = run.Setup({run.params().rails[1]}, 4096, 1 << 30);
+  });
+  Run({ProbeKind::kMultirailCapacity, std::nullopt},
+      [&](InitiatorRun& run) { next = run.Setup(run.params().rails, 4096, 1 << 30); });
+  EXPECT_EQ(r0.run_id.size(), 16u);
+  EXPECT_EQ(r0.run_id, r1.run_id);  // a multi-rail run's sessions are admitted together
+  EXPECT_NE(r0.run_id, next.run_id);
+}
+
 TEST_F(InitiatorFrame, ASessionThatNeverOpenedIsNotFinished) {
   std::optional<nlohmann::json> report = nlohmann::json::object();
   const ProbeResult result = Run({ProbeKind::kTcpRtt, std::nullopt}, [&](InitiatorRun& run) {

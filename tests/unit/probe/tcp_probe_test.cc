@@ -10,6 +10,7 @@
 
 #include "rail/peer/client.h"
 #include "rail/peer/responder.h"
+#include "rail/peer/session_messages.h"
 #include "rail/probe/handler_factory.h"
 #include "rail/probe/in_process.h"
 #include "rail/probe/probe.h"
@@ -131,6 +132,40 @@ TEST(TcpThroughputSeconds, HealthyRunIsMeasuredOverTheReceiversWindow) {
   // The receiver's last byte comes after the sender's last send() returned.
   EXPECT_DOUBLE_EQ(TcpThroughputSeconds(6.002, 6.0), 6.002);
   EXPECT_DOUBLE_EQ(TcpThroughputSeconds(0, 6.0), 6.0) << "no report of the receiver's window";
+}
+
+TEST_F(TcpProbeTest, ABusyResponderIsBusyWithItsHintNotAFailureOfTheRail) {
+  // A responder that gates tcp_throughput, held by another initiator's run.
+  peer::ResponderOptions options;
+  options.listen_host = "127.0.0.1";
+  options.port = 0;
+  options.secret = secret_;
+  options.versions = {"responder-1.0", "1.13.1"};
+  options.is_bulk_kind = [](const std::string& kind) { return kind == "tcp_throughput"; };
+  peer::Responder gated(options, MakeProbeHandlerFactory({LoopbackRail("r0")}));
+  std::string error;
+  ASSERT_TRUE(gated.Start(&error)) << error;
+  const std::string address = "127.0.0.1:" + std::to_string(gated.ListeningPort());
+  peer::NetError net_error;
+  auto holder = context_.connect(address, 2s, &net_error.reason, &net_error.message);
+  ASSERT_NE(holder, nullptr) << net_error.message;
+  peer::ProbeSetup setup;
+  setup.kind = "tcp_throughput";
+  setup.rail = "r0";
+  setup.message_sizes_bytes = {131072};
+  setup.duration_seconds = 2;
+  setup.max_bytes = 1 << 20;
+  setup.run_id = "another-initiator";
+  ASSERT_TRUE(holder->Request(ToJson(setup), Clock::now() + 2s, &net_error)) << net_error.message;
+
+  ProbeParams params = Params(ProbeKind::kTcpThroughput);
+  params.peer = address;
+  const ProbeResult result = MakeProbe(ProbeKind::kTcpThroughput)->Run(params, context_);
+  EXPECT_TRUE(IsBusy(result)) << result.error_reason << ": " << result.error_message;
+  EXPECT_GT(result.retry_after, 0ms);
+  EXPECT_LE(result.retry_after, 2s + peer::Limits{}.bulk_retry_grace);
+  ASSERT_TRUE(holder->Request(ToJson(peer::ProbeDone{}), Clock::now() + 5s, &net_error))
+      << net_error.message;
 }
 
 TEST_F(TcpProbeTest, ThroughputFourStreams) {

@@ -68,6 +68,7 @@ TEST(WorkerWireTest, ResultSurvivesTheRoundTrip) {
   result.rails = {"rail0", "rail1"};
   result.error_reason = "ucx:Connection reset by remote peer";
   result.finished_at = std::chrono::system_clock::time_point(123456789ns);
+  result.retry_after = 2500ms;
   result.bytes = 1ull << 40;
   result.per_rail = {{"rail0", 1.5e9, 3000}};
   result.rtt_samples_seconds = {1e-5, 2e-5};
@@ -81,6 +82,7 @@ TEST(WorkerWireTest, ResultSurvivesTheRoundTrip) {
   ASSERT_TRUE(back) << error;
   EXPECT_EQ(worker::ToJson(*back), worker::ToJson(result));
   EXPECT_EQ(back->finished_at, result.finished_at);
+  EXPECT_EQ(back->retry_after, 2500ms);
   EXPECT_EQ(back->per_rail.at(0).bytes, 3000u);
   EXPECT_EQ(back->rtt->p50, 1e-5);
 }

@@ -111,9 +111,16 @@ TEST_F(SchedulerTest, AJobNeverOverlapsItselfAndMissedRunsAreNotCaughtUp) {
   EXPECT_TRUE(scheduler->Poll().start.empty());
 }
 
+SchedulerOptions PerRail() {
+  SchedulerOptions options;
+  options.bulk_concurrency = base::BulkConcurrency::kPerRail;
+  return options;
+}
+
 TEST_F(SchedulerTest, OneBulkTransferPerRail) {
   auto scheduler =
-      Make({Bulk("tput-a", {"rail0"}), Bulk("tput-b", {"rail0"}), Bulk("tput-rail1", {"rail1"})});
+      Make({Bulk("tput-a", {"rail0"}), Bulk("tput-b", {"rail0"}), Bulk("tput-rail1", {"rail1"})},
+           PerRail());
   EXPECT_EQ(Names(scheduler->Poll()), (std::vector<std::string>{"tput-a", "tput-rail1"}));
   clock_.Advance(3s);
   EXPECT_TRUE(scheduler->Poll().start.empty());  // tput-b waits for rail0
@@ -126,10 +133,42 @@ TEST_F(SchedulerTest, OneBulkTransferPerRail) {
 
 TEST_F(SchedulerTest, MultiRailBulkOccupiesAllItsRails) {
   auto scheduler = Make({Bulk("multirail", {"rail0", "rail1"}), Bulk("tput0", {"rail0"}),
-                         Bulk("tput1", {"rail1"}), Latency("rtt1", {"rail1"})});
+                         Bulk("tput1", {"rail1"}), Latency("rtt1", {"rail1"})},
+                        PerRail());
   EXPECT_EQ(Names(scheduler->Poll()), std::vector<std::string>{"multirail"});
   ASSERT_TRUE(scheduler->Finished("multirail", 1000));
   EXPECT_EQ(Names(scheduler->Poll()), (std::vector<std::string>{"tput0", "tput1"}));
+}
+
+TEST_F(SchedulerTest, PerHostOneBulkRunAtATimeOnTheWholeHost) {
+  // The default: bulk runs on different rails share the host's CPU and PCIe, so they take turns.
+  auto scheduler = Make({Bulk("tput0", {"rail0"}), Bulk("tput1", {"rail1"}),
+                         Latency("rtt0", {"rail0"}), Latency("rtt2", {"rail2"})});
+  // tput1 waits for the host and reserves rail1; rtt0 waits for tput0's rail; rtt2 is free.
+  EXPECT_EQ(Names(scheduler->Poll()), (std::vector<std::string>{"tput0", "rtt2"}));
+  clock_.Advance(2s);
+  EXPECT_TRUE(scheduler->Poll().start.empty());
+  ASSERT_TRUE(scheduler->Finished("tput0", 1000));
+  EXPECT_EQ(Names(scheduler->Poll()), (std::vector<std::string>{"tput1", "rtt0"}));
+}
+
+TEST_F(SchedulerTest, PerHostAMultiRailRunIsOneRunOverAllItsRails) {
+  auto scheduler = Make({Bulk("multirail", {"rail0", "rail1"}), Bulk("tput2", {"rail2"})});
+  EXPECT_EQ(Names(scheduler->Poll()), std::vector<std::string>{"multirail"});
+  ASSERT_TRUE(scheduler->Finished("multirail", 1000));
+  EXPECT_EQ(Names(scheduler->Poll()), std::vector<std::string>{"tput2"});
+}
+
+TEST_F(SchedulerTest, PerHostAWaitingBulkRunIsNotOvertakenByALaterOne) {
+  std::vector<ProbeJob> jobs = {Job("tput0", {"rail0"}, ProbeLoad::kBulk, 1000s, 10s, 1000, 0),
+                                Job("tput1", {"rail1"}, ProbeLoad::kBulk, 1000s, 10s, 1000, 0),
+                                Job("tput2", {"rail2"}, ProbeLoad::kBulk, 1000s, 10s, 1000, 0)};
+  auto scheduler = Make(jobs);
+  EXPECT_EQ(Names(scheduler->Poll()), std::vector<std::string>{"tput0"});
+  ASSERT_TRUE(scheduler->Finished("tput0", 1000));
+  EXPECT_EQ(Names(scheduler->Poll()), std::vector<std::string>{"tput1"});  // in the order due
+  ASSERT_TRUE(scheduler->Finished("tput1", 1000));
+  EXPECT_EQ(Names(scheduler->Poll()), std::vector<std::string>{"tput2"});
 }
 
 TEST_F(SchedulerTest, MultiRailBulkWaitsForEveryRail) {
@@ -290,6 +329,77 @@ TEST_F(SchedulerTest, BytesMovedAreChargedAndHoldBackJobsUntilTheyAgeOut) {
 
   clock_.Set(origin + 1h);
   EXPECT_EQ(scheduler->Poll().start.size(), 1u);
+}
+
+// Room for bulk jobs with short intervals.
+SchedulerOptions RoomyBudget() {
+  SchedulerOptions options;
+  options.budget.max_bulk_time_fraction_per_rail = 0.5;
+  return options;
+}
+
+TEST_F(SchedulerTest, ABusyRunFreesTheHostAndIsRetriedAfterTheHintWithJitter) {
+  auto scheduler = Make({Job("tput0", {"rail0"}, ProbeLoad::kBulk, 100s, 10s, 1000, 0),
+                         Job("tput1", {"rail1"}, ProbeLoad::kBulk, 100s, 10s, 1000, 0)},
+                        RoomyBudget());
+  const TimePoint origin = clock_.Now();
+  EXPECT_EQ(Names(scheduler->Poll()), std::vector<std::string>{"tput0"});
+  ASSERT_TRUE(scheduler->Busy("tput0", 0, 4s));
+  EXPECT_FALSE(scheduler->IsRunning("tput0"));
+  EXPECT_EQ(scheduler->BytesInLastHour(), 0u);  // a busy run moved nothing
+  EXPECT_EQ(Names(scheduler->Poll()), std::vector<std::string>{"tput1"});  // the host is free
+  ASSERT_TRUE(scheduler->Finished("tput1", 1000));
+
+  // The retry comes after the hint, stretched by up to busy_retry_jitter.
+  const std::optional<TimePoint> retry = scheduler->NextWakeUp();
+  ASSERT_TRUE(retry);
+  EXPECT_GE(*retry, origin + 4s);
+  EXPECT_LE(*retry, origin + 6s);
+  clock_.Set(*retry - 1ms);
+  EXPECT_TRUE(scheduler->Poll().start.empty());
+  clock_.Set(*retry);
+  EXPECT_EQ(Names(scheduler->Poll()), std::vector<std::string>{"tput0"});
+  ASSERT_TRUE(scheduler->Finished("tput0", 1000));
+  // The retry kept the regular run where it was: 100 s after the first start.
+  EXPECT_EQ(scheduler->NextWakeUp(), origin + 100s);
+}
+
+TEST_F(SchedulerTest, ARetryIsOnlyWithinTheCurrentInterval) {
+  auto scheduler =
+      Make({Job("tput0", {"rail0"}, ProbeLoad::kBulk, 10s, 1s, 1000, 0)}, RoomyBudget());
+  const TimePoint origin = clock_.Now();
+  ASSERT_EQ(Names(scheduler->Poll()), std::vector<std::string>{"tput0"});
+  ASSERT_TRUE(scheduler->Busy("tput0", 0, 20s));  // past the next regular run: no retry
+  EXPECT_EQ(scheduler->NextWakeUp(), origin + 10s);
+
+  // Busy again and again: each retry still falls before the regular run, never after it.
+  clock_.Set(origin + 10s);
+  ASSERT_EQ(Names(scheduler->Poll()), std::vector<std::string>{"tput0"});
+  int retries = 0;
+  while (scheduler->IsRunning("tput0")) {
+    ASSERT_TRUE(scheduler->Busy("tput0", 0, 3s));
+    const std::optional<TimePoint> wake = scheduler->NextWakeUp();
+    ASSERT_TRUE(wake);
+    EXPECT_LE(*wake, origin + 20s);
+    clock_.Set(*wake);
+    if (*wake == origin + 20s) break;  // the regular run
+    ASSERT_EQ(Names(scheduler->Poll()), std::vector<std::string>{"tput0"});
+    ++retries;
+  }
+  EXPECT_GE(retries, 1);
+  EXPECT_LE(retries, 3);  // 3 s and more apart within 10 s
+}
+
+TEST_F(SchedulerTest, ABusyRunIsChargedItsBytesAndAHintBelowTheFloorWaitsTheFloor) {
+  SchedulerOptions options;
+  options.busy_retry_jitter = 0;
+  auto scheduler = Make({Job("tput0", {"rail0"}, ProbeLoad::kBulk, 100s, 1s, 1000, 0)}, options);
+  ASSERT_EQ(Names(scheduler->Poll()), std::vector<std::string>{"tput0"});
+  ASSERT_TRUE(scheduler->Busy("tput0", 300, 0s));
+  EXPECT_EQ(scheduler->BytesInLastHour(), 300u);  // what its sizes before the refusal moved
+  EXPECT_EQ(scheduler->NextWakeUp(), clock_.Now() + options.busy_retry_floor);
+  EXPECT_FALSE(scheduler->Busy("tput0", 0, 1s));  // not running
+  EXPECT_FALSE(scheduler->Busy("no-such-job", 0, 1s));
 }
 
 }  // namespace
