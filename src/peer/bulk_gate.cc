@@ -21,8 +21,9 @@ BulkGate::BulkGate(const base::Clock& clock, base::BulkConcurrency concurrency,
     : clock_(clock), concurrency_(concurrency), retry_grace_(retry_grace) {}
 
 bool BulkGate::Conflicts(const Holder& holder, const std::string& run,
-                         const std::vector<std::string>& rails) const {
-  if (holder.run == run) return false;  // the same run's other sessions
+                         const std::vector<std::string>& rails, bool latency) const {
+  if (holder.run == run) return false;          // the same run's other sessions
+  if (holder.latency && latency) return false;  // round trips beside round trips
   if (concurrency_ == base::BulkConcurrency::kPerHost) return true;
   return std::any_of(rails.begin(), rails.end(), [&holder](const std::string& rail) {
     return std::find(holder.rails.begin(), holder.rails.end(), rail) != holder.rails.end();
@@ -35,7 +36,7 @@ std::optional<BulkGate::Pass> BulkGate::TryEnter(const BulkRequest& request,
   const std::lock_guard lock(mutex_);
   std::optional<base::TimePoint> free_at;
   for (const auto& [id, holder] : holders_) {
-    if (!Conflicts(holder, request.run, request.rails)) continue;
+    if (!Conflicts(holder, request.run, request.rails, request.latency)) continue;
     if (!free_at || holder.expected_end > *free_at) free_at = holder.expected_end;
   }
   if (free_at) {
@@ -45,19 +46,19 @@ std::optional<BulkGate::Pass> BulkGate::TryEnter(const BulkRequest& request,
     return std::nullopt;
   }
   const std::uint64_t id = next_id_++;
-  holders_[id] = Holder{request.run, request.rails, now + request.expected, false};
+  holders_[id] = Holder{request.run, request.rails, now + request.expected, request.latency, false};
   return Pass(this, id);
 }
 
 void BulkGate::StartTransfer(std::uint64_t id) {
   const std::lock_guard lock(mutex_);
   const auto self = holders_.find(id);
-  if (self == holders_.end() || self->second.transferring) return;
+  if (self == holders_.end() || self->second.transferring || self->second.latency) return;
   // Checked against the transfers under way, not against the admissions: a tripwire for any
   // path by which two runs' data could move at once in one scope.
   const bool overlaps = std::any_of(holders_.begin(), holders_.end(), [&](const auto& entry) {
-    return entry.first != id && entry.second.transferring &&
-           Conflicts(entry.second, self->second.run, self->second.rails);
+    return entry.first != id && entry.second.transferring && !entry.second.latency &&
+           Conflicts(entry.second, self->second.run, self->second.rails, false);
   });
   self->second.transferring = true;
   ++stats_.transfers_total;

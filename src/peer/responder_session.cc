@@ -227,12 +227,14 @@ class Session {
     return true;
   }
 
-  // A bulk setup passes the gate before its handler is set up (no UCX context, no sink for a
-  // probe that cannot run now); a refused one is answered busy with the gate's retry hint.
+  // A setup passes the gate before its handler is set up (no UCX context, no sink for a probe
+  // that cannot run now): a bulk one alone in its scope, a latency one beside other latency
+  // ones only (bulk_gate.h); a refused one is answered busy with the gate's retry hint.
   bool AdmitBulk(const ProbeSetup& setup, std::optional<BulkGate::Pass>* pass) {
     const auto& is_bulk = context_.options.is_bulk_kind;
-    if (!is_bulk || !is_bulk(setup.kind)) return true;
+    if (!is_bulk) return true;
     BulkRequest request;
+    request.latency = !is_bulk(setup.kind);
     request.run =
         peer_address_ + (setup.run_id.empty() ? " kind " + setup.kind : " run " + setup.run_id);
     request.rails = SplitRails(setup.rail);
@@ -247,7 +249,8 @@ class Session {
     const auto retry_ms = std::chrono::ceil<std::chrono::milliseconds>(retry_after).count();
     Refuse(
         "busy",
-        "another bulk transfer is running on this " +
+        "a bulk transfer" + std::string(request.latency ? "" : " or a latency probe") +
+            " is running on this " +
             std::string(context_.options.limits.bulk_concurrency == base::BulkConcurrency::kPerRail
                             ? "rail"
                             : "host") +

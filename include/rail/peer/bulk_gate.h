@@ -10,6 +10,13 @@
 // another's run; a peer that sends no run_id (an agent older than the gate) is one run per
 // (address, kind), which admits an old multirail_capacity's sessions together.
 //
+// Latency probes (the RTT kinds) pass the same gate as shared holders: any number of them at
+// once, but none in the scope of a bulk transfer and no bulk transfer in the scope of one. A
+// round trip measured beside a bulk transfer measures its queueing (the scheduler keeps an
+// agent's own probes apart by the same rule; the gate does it across initiators), and on hosts
+// whose CPU drives the transfers (TCP, the lab's veths) a busy-polling ping-pong takes a core
+// from the transfer.
+//
 // Independently of the admission, the gate counts transfers that overlapped another run's
 // transfer in the same scope anyway (from the handler's Serve to the end of the session's
 // probe): a tripwire that must stay 0.
@@ -32,12 +39,13 @@ struct BulkRequest {
   std::string run;                 // the run's key: peer address + run_id (see above)
   std::vector<std::string> rails;  // the rails this session's transfer uses
   base::Duration expected{};       // how long the transfer should take (the setup's duration)
+  bool latency = false;            // a latency probe: shares the scope with other latency probes
 };
 
 struct BulkGateStats {
   std::uint64_t transfers_total = 0;  // bulk transfers that started serving
   std::uint64_t overlaps_total = 0;   // of those, the ones that overlapped another run's
-  std::uint64_t busy_total = 0;       // setups refused busy
+  std::uint64_t busy_total = 0;       // setups refused busy (latency probes included)
 };
 
 class BulkGate {
@@ -75,11 +83,12 @@ class BulkGate {
     std::string run;
     std::vector<std::string> rails;
     base::TimePoint expected_end;
+    bool latency = false;
     bool transferring = false;
   };
 
   bool Conflicts(const Holder& holder, const std::string& run,
-                 const std::vector<std::string>& rails) const;
+                 const std::vector<std::string>& rails, bool latency) const;
   void Release(std::uint64_t id);
   void StartTransfer(std::uint64_t id);
 

@@ -40,6 +40,44 @@ TEST(BulkGateTest, AHolderPastItsExpectedEndStillHoldsAndHintsTheGrace) {
   EXPECT_EQ(retry, kGrace);
 }
 
+BulkRequest Latency(std::string run, std::vector<std::string> rails) {
+  BulkRequest request = Request(std::move(run), std::move(rails), 500ms);
+  request.latency = true;
+  return request;
+}
+
+TEST(BulkGateTest, LatencyProbesShareTheScopeButNeverWithABulkTransfer) {
+  test::FakeClock clock;
+  BulkGate gate(clock, BulkConcurrency::kPerHost, kGrace);
+  base::Duration retry{};
+  auto rtt_a = gate.TryEnter(Latency("a run 1", {"rail0"}), &retry);
+  auto rtt_b = gate.TryEnter(Latency("b run 1", {"rail1"}), &retry);
+  ASSERT_TRUE(rtt_a);
+  ASSERT_TRUE(rtt_b);
+  EXPECT_FALSE(gate.TryEnter(Request("c run 1", {"rail1"}), &retry));  // round trips running
+  EXPECT_EQ(retry, 500ms + kGrace);
+  rtt_a.reset();
+  rtt_b.reset();
+  auto bulk = gate.TryEnter(Request("c run 1", {"rail1"}, 2s), &retry);
+  ASSERT_TRUE(bulk);
+  bulk->TransferStarted();
+  EXPECT_FALSE(gate.TryEnter(Latency("a run 2", {"rail0"}), &retry));  // per host: any rail
+  EXPECT_EQ(retry, 2s + kGrace);
+  EXPECT_EQ(gate.Stats().busy_total, 2u);
+  EXPECT_EQ(gate.Stats().transfers_total, 1u);  // latency probes are no bulk transfers
+  EXPECT_EQ(gate.Stats().overlaps_total, 0u);
+}
+
+TEST(BulkGateTest, PerRailALatencyProbeWaitsOnlyForABulkTransferOnItsRail) {
+  test::FakeClock clock;
+  BulkGate gate(clock, BulkConcurrency::kPerRail, kGrace);
+  base::Duration retry{};
+  auto bulk = gate.TryEnter(Request("a run 1", {"rail0"}), &retry);
+  ASSERT_TRUE(bulk);
+  EXPECT_FALSE(gate.TryEnter(Latency("b run 1", {"rail0"}), &retry));
+  EXPECT_TRUE(gate.TryEnter(Latency("b run 2", {"rail1"}), &retry));
+}
+
 TEST(BulkGateTest, ReleasingThePassAdmitsTheNextRun) {
   test::FakeClock clock;
   BulkGate gate(clock, BulkConcurrency::kPerHost, kGrace);
