@@ -12,7 +12,7 @@ their bulk runs really collide, and with short tcp_rtt and ucx_rtt runs. For RAI
 * the initiators were told busy and retried (rail_probe_busy_total > 0), which proves they
   collided;
 * busy never reads as a failure: no scrape of any initiator shows rail_probe_success 0 or a
-  failing rail_check_ok (probe_throughput only with RAIL_LAB_BUSY_STRICT=1, see NOISY_CHECKS),
+  failing rail_check_ok (probe_throughput included, unless RAIL_LAB_BUSY_STRICT=0, see STRICT),
   and every kind succeeded on every rail.
 
 Needs root (network namespaces); skips with a message otherwise.
@@ -59,13 +59,13 @@ def initiator_config(secret, port):
             lab.BUDGET + "probes:\n" + PROBES)
 
 
-# The probe_throughput verdict compares each rail's latest throughput with its sibling's. On a
-# quiet lab host it must hold as well; on a shared test machine the veths' throughput follows
-# whatever else runs on its cores (a lone initiator's sequential ucx_throughput runs, nothing else
-# in the lab, measured 1.7..12.2 Gbit/s on this machine with a load average of 4 on 2 cores), so
-# the sibling comparison flaps whatever the gate does. RAIL_LAB_BUSY_STRICT=1 asserts it too;
-# otherwise its failures are reported, not asserted.
-STRICT = os.environ.get("RAIL_LAB_BUSY_STRICT") == "1"
+# The probe_throughput verdict compares each rail's latest throughput with its sibling's. With the
+# RTT kinds kept off bulk transfers by the responder's gate too, the spread of the runs shrank to
+# 17..23 Gbit/s (tcp) and 12..14 Gbit/s (ucx), and the verdict held in 180 of 180 scrapes (it
+# failed in 24 of 180 while a busy-polling ucx_rtt could run beside a transfer on these 2 cores).
+# On a machine shared with other work the veths' throughput follows whatever else runs on its
+# cores: RAIL_LAB_BUSY_STRICT=0 then reports that verdict's failures instead of asserting them.
+STRICT = os.environ.get("RAIL_LAB_BUSY_STRICT", "1") != "0"
 NOISY_CHECKS = () if STRICT else ("probe_throughput",)
 
 
@@ -137,9 +137,9 @@ class LabBusyTest(lab.LabTestCase):
                       transfers, overlaps, refused),
                   "initiators: rail_probe_busy_total %s" % busy,
                   "initiators: rail_probe_errors_total %s" % errors,
-                  "%s failing in %d of %d scrapes (not asserted; RAIL_LAB_BUSY_STRICT=1 does)" % (
-                      "/".join(NOISY_CHECKS) or "-",
-                      len({(t, n) for t, n, _ in noisy_failures}), scrapes)]
+                  ("every verdict asserted in %d scrapes" % scrapes) if STRICT else
+                  "%s failing in %d of %d scrapes (reported, not asserted: RAIL_LAB_BUSY_STRICT=0)" % (
+                      "/".join(NOISY_CHECKS), len({(t, n) for t, n, _ in noisy_failures}), scrapes)]
         for (kind, rail), values in sorted(throughput.items()):
             gbps = [value * 8 / 1e9 for _, _, value in values]
             report.append("%s %s: %d distinct runs seen, %.2f..%.2f Gbit/s (median %.2f)" % (
