@@ -72,10 +72,8 @@ void ProbeWiring::StartWorker() {
 }
 
 probe::ProbeMaker ProbeWiring::Probes() {
-  return [worker = worker_.get()](probe::ProbeKind kind) -> std::unique_ptr<probe::Probe> {
-    if (!probe::NeedsUcx(kind)) return probe::MakeTcpProbe(kind);
-    return worker ? probe::WorkerProbeMaker(*worker)(kind) : nullptr;
-  };
+  if (worker_) return probe::WorkerProbeMaker(*worker_);
+  return probe::MakeTcpProbe;  // the UCX kinds need the worker: nullptr for them
 }
 
 peer::ProbeHandlerFactory ProbeWiring::Handlers() {

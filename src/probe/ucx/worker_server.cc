@@ -13,6 +13,7 @@
 #include "rail/base/clock.h"
 #include "rail/base/log.h"
 #include "rail/peer/client.h"
+#include "rail/peer/encoding.h"
 #include "rail/peer/messages.h"
 #include "rail/probe/counters.h"
 #include "rail/probe/handler_factory.h"
@@ -25,14 +26,6 @@ namespace {
 
 using nlohmann::json;
 
-std::string Unhex(const std::string& hex) {
-  std::string bytes;
-  for (std::size_t i = 0; i + 1 < hex.size(); i += 2) {
-    bytes += static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16));
-  }
-  return bytes;
-}
-
 // What the probes need, as the agent's ProbeWiring builds it, from the init message.
 struct Environment {
   explicit Environment(const json& init)
@@ -41,7 +34,9 @@ struct Environment {
         counters(sys) {
     std::shared_ptr<const peer::Secret> secret;
     if (init.contains("secret_hex")) {
-      secret = std::make_shared<const peer::Secret>(Unhex(init.at("secret_hex")));
+      const auto bytes = peer::HexDecode(init.at("secret_hex").get<std::string>());
+      if (!bytes) throw std::invalid_argument("init: secret_hex is not hex");
+      secret = std::make_shared<const peer::Secret>(*bytes);
     }
     std::string error;
     auto rails = worker::RailsFromJson(init.at("rails"), &error);

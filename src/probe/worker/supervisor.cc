@@ -7,6 +7,7 @@
 
 #include "probe/worker/spawn.h"
 #include "probe/worker/wire.h"
+#include "rail/peer/encoding.h"
 
 namespace rail::probe {
 namespace {
@@ -14,16 +15,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 // A worker whose pipe ended gets this long to exit before it is killed.
 constexpr std::chrono::milliseconds kExitGrace{3000};
-
-std::string Hex(std::string_view bytes) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out;
-  for (const unsigned char byte : bytes) {
-    out += kDigits[byte >> 4];
-    out += kDigits[byte & 15];
-  }
-  return out;
-}
 
 std::string Seconds(std::chrono::milliseconds duration) {
   return std::to_string(std::chrono::duration<double>(duration).count()).substr(0, 5) + " s";
@@ -57,7 +48,7 @@ nlohmann::json ProbeWorker::Impl::InitMessage() const {
                             {"remembered_nonces", init.remembered_nonces},
                             {"log_level", init.log_level},
                             {"log_format", init.log_format}};
-  if (init.secret) message["secret_hex"] = Hex(init.secret->bytes());
+  if (init.secret) message["secret_hex"] = peer::HexEncode(init.secret->bytes());
   return message;
 }
 
