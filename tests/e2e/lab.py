@@ -64,6 +64,22 @@ def tx_bytes(ns, netdev):
     return int(in_ns(ns, ["cat", "/sys/class/net/%s/statistics/tx_bytes" % netdev]).stdout)
 
 
+def children(pid):
+    """Pids whose parent is pid (from /proc)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % entry) as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(entry))
+    return found
+
+
 def find(samples, name, **labels):
     """The values of the samples ([(name, labels, value)]) of name with these labels."""
     return [value for sample_name, sample_labels, value in samples

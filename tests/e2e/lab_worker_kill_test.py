@@ -37,22 +37,6 @@ PROBES = ("  - {kind: ucx_throughput, operation: put, rails: [rail0], message_si
           " jitter: 0.1}\n")
 
 
-def children(pid):
-    """Pids whose parent is pid (from /proc)."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open("/proc/%s/stat" % entry) as stat:
-                fields = stat.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[1]) == pid:
-            found.append(int(entry))
-    return found
-
-
 def running(pid):
     """pid exists and is not a zombie."""
     try:
@@ -104,7 +88,7 @@ class LabWorkerKillTest(lab.LabTestCase):
     def kill_during_put(self, number):
         initiator = self.initiator()
         time.sleep(0.8 + 0.05 * (number % 8))  # set-up done, puts in flight
-        workers = children(initiator.pid)
+        workers = lab.children(initiator.pid)
         initiator.send_signal(signal.SIGKILL)
         initiator.communicate(timeout=30)
         return workers

@@ -61,18 +61,13 @@ def open_fds(pid):
 
 def probe_worker_pid(agent_pid):
     """The agent's probe worker (its child running rail_exporter_probe_worker), or None."""
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
+    for child in lab.children(agent_pid):
         try:
-            with open("/proc/%s/stat" % entry) as stat:
-                parent = int(stat.read().rsplit(")", 1)[1].split()[1])
-            with open("/proc/%s/cmdline" % entry, "rb") as cmdline:
-                command = cmdline.read()
+            with open("/proc/%d/cmdline" % child, "rb") as cmdline:
+                if b"rail_exporter_probe_worker" in cmdline.read():
+                    return child
         except OSError:
             continue
-        if parent == agent_pid and b"rail_exporter_probe_worker" in command:
-            return int(entry)
     return None
 
 
