@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <utility>
@@ -160,6 +161,29 @@ bool RootedFilesystem::Exists(std::string_view relative_path) const {
   const bool found = ::stat(Resolve(key).c_str(), &st) == 0;
   if (cache_) cache_->Observed(key, found ? &st : nullptr);
   return found;
+}
+
+int Filesystem::ResolvePath(std::string_view, std::string*) const {
+  return ENOSYS;
+}
+
+int RootedFilesystem::ResolvePath(std::string_view relative_path, std::string* resolved) const {
+  char* real = ::realpath(Resolve(StripSlashes(relative_path)).c_str(), nullptr);
+  if (real == nullptr) return errno;
+  const std::string absolute(real);
+  std::free(real);
+  char* real_root = ::realpath(root_.c_str(), nullptr);
+  if (real_root == nullptr) return errno;
+  std::string root(real_root);
+  std::free(real_root);
+  if (root != "/" && !root.ends_with('/')) root += '/';
+  if (absolute + "/" == root) {
+    resolved->clear();
+    return 0;
+  }
+  if (!absolute.starts_with(root)) return EXDEV;
+  *resolved = absolute.substr(root.size());
+  return 0;
 }
 
 }  // namespace rail::sysfs

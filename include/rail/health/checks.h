@@ -11,8 +11,10 @@
 #include <tuple>
 #include <vector>
 
+#include "rail/inventory/pcie_topology.h"
 #include "rail/inventory/rails.h"
 #include "rail/probe/result_store.h"
+#include "rail/probe/worker.h"
 #include "rail/sysfs/infiniband.h"
 #include "rail/sysfs/netclass.h"
 
@@ -30,6 +32,13 @@ struct Thresholds {
   // health.multirail_max_rail_share: one rail carrying more than this share of a multi-rail
   // probe's bytes fails multirail_striping.
   double multirail_max_rail_share = 0.8;
+  // health.gpu_nic_max_path: a discrete GPU whose nearest RDMA device, or a rail whose nearest
+  // GPU, is farther than this fails gpu_nic_affinity. PXB is the farthest path at which NCCL uses
+  // GPUDirect RDMA by default (NCCL_NET_GDR_LEVEL).
+  inventory::PciPath gpu_nic_max_path = inventory::PciPath::kPxb;
+  // health.gpu_memory_min_host_ratio: a rail whose cuda-memory throughput is below this fraction
+  // of its host-memory throughput (same peer and size) fails gpu_memory_throughput.
+  double gpu_memory_min_host_ratio = 0.5;
 };
 
 // An IPv4 address configured on an interface (getifaddrs in production, literals in tests).
@@ -47,6 +56,11 @@ struct HealthInputs {
   const std::vector<sysfs::Bond>* bonds = nullptr;
   const std::vector<InterfaceAddress>* addresses = nullptr;
   const std::vector<probe::SeriesState>* probe_series = nullptr;
+  const inventory::PcieTopology* topology = nullptr;
+  const sysfs::PeerMemoryState* peer_memory = nullptr;
+  // The probe worker's last hello; nullptr while none is known (no worker yet): the GPU checks
+  // that need the driver's answer then say nothing rather than guess.
+  const probe::WorkerCapabilities* capabilities = nullptr;
   Thresholds thresholds;
   std::string own_agent_version;
   std::string own_ucx_version;
@@ -59,7 +73,8 @@ struct HealthInputs {
 // One verdict: rail_check_ok{check,rail,peer} and, while failing,
 // rail_check_info{check,rail,peer,reason}. Check tokens (stable, used by the alert rules):
 //   port_active, port_rate, roce_gid, duplicate_subnet, mtu, peer_mtu, peer_version,
-//   counter_saturated, multirail_striping, probe_throughput, transport_fallback
+//   counter_saturated, multirail_striping, probe_throughput, transport_fallback,
+//   pcie_link, gpu_nic_affinity, gpu_direct, gpu_memory_throughput
 struct CheckResult {
   std::string check;  // one of the tokens above
   std::string rail;   // the rail label; "" for host-wide checks

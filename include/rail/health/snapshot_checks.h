@@ -21,6 +21,9 @@ struct Context {
   std::function<std::vector<InterfaceAddress>()> interface_addresses;
   std::string own_agent_version;
   std::string own_ucx_version;
+  // The probe worker's capabilities (WorkerStatus::capabilities, or QueryWorkerCapabilities for
+  // `doctor`); empty while unknown.
+  std::function<std::optional<probe::WorkerCapabilities>()> capabilities;
 };
 
 // What the checks saw and said, so that a caller showing them reads nothing twice.

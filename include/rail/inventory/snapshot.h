@@ -8,10 +8,12 @@
 #include <vector>
 
 #include "rail/inventory/gid_cache.h"
+#include "rail/inventory/pcie_topology.h"
 #include "rail/inventory/rails.h"
 #include "rail/sysfs/filesystem.h"
 #include "rail/sysfs/infiniband.h"
 #include "rail/sysfs/netclass.h"
+#include "rail/sysfs/pci.h"
 #include "rail/sysfs/read_errors.h"
 
 namespace rail::inventory {
@@ -38,6 +40,10 @@ class Snapshot {
   // The netdevs the netclass collector reports: rails' and RDMA devices' netdevs, bonds and
   // their slaves; every netdev but loopback when the host has no RDMA device at all.
   const std::vector<sysfs::NetDevice>& NetDevices();
+  // GPUs, the RDMA devices' PCI functions and the paths between them (bus/pci/devices/).
+  const PcieTopology& Topology();
+  // The NIC side of GPUDirect RDMA: peer memory, nvidia_peermem, kernel release.
+  const sysfs::PeerMemoryState& PeerMemory();
 
   const Sources& sources() const { return sources_; }
   sysfs::ReadErrors& errors() { return errors_; }
@@ -49,6 +55,8 @@ class Snapshot {
   std::optional<std::vector<Rail>> rails_;
   std::optional<std::vector<sysfs::Bond>> bonds_;
   std::optional<std::vector<sysfs::NetDevice>> net_devices_;
+  std::optional<PcieTopology> topology_;
+  std::optional<sysfs::PeerMemoryState> peer_memory_;
 };
 
 }  // namespace rail::inventory

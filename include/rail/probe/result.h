@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "rail/gpu/memory.h"
 #include "rail/probe/stats.h"
 
 namespace rail::probe {
@@ -55,6 +56,10 @@ struct ProbeParams {
   std::chrono::milliseconds duration{2000};
   std::chrono::milliseconds timeout{15000};  // always ends the probe, whatever happens
   std::string ucx_transports;                // UCX_TLS; empty: UCX's default
+  // Buffers on both sides (ucx_throughput, multirail_capacity, ucx_multirail_throughput): host,
+  // or cuda / cuda_host on the GPU nearest each rail (like nixlbench's --initiator_seg_type and
+  // --target_seg_type VRAM).
+  gpu::MemoryType memory = gpu::MemoryType::kHost;
 };
 
 // Bytes a rail's counters saw during a probe, against what the probe expected of it.
@@ -110,6 +115,16 @@ struct ProbeResult {
   // MTU of each of the peer's rails (by rail name) as its responder reported them in the
   // welcome; empty when the peer predates the field or could not read them.
   std::map<std::string, std::uint64_t> peer_rail_mtus;
+  // The memory the buffers were (params.memory) and what really moved the bytes, from the lanes
+  // UCX reported, not from what was asked: "host"; "gpu_direct" (the NIC read GPU memory);
+  // "cuda_copy" (UCX staged through its own pinned buffers); "staged" (UCX took host memory
+  // only, so the probe copied through pinned host memory itself, as cuda_copy would).
+  gpu::MemoryType memory = gpu::MemoryType::kHost;
+  std::string memory_path = "host";
+  // cuda and cuda_host runs: the GPU used (nearest the rail) and its link speed read during the
+  // transfer (current_link_speed: a GPU lowers it when idle, so only a busy reading counts).
+  std::string gpu_pci_bus_id;
+  std::optional<double> gpu_link_speed_gts;
 };
 
 // Striping of a multi-rail UCX run: the counter delta of the probed rail that carried the highest

@@ -33,9 +33,12 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "rail/gpu/driver.h"
+#include "rail/gpu/gpudirect.h"
 #include "rail/peer/responder.h"
 #include "rail/peer/secret.h"
 #include "rail/probe/probe.h"
@@ -78,6 +81,22 @@ struct WorkerOptions {
   WorkerPolicy policy;
 };
 
+// What the worker found when it started (its hello) and `rail_exporter_probe_worker
+// --capabilities` prints: the CUDA driver and devices, the NICs' dma-buf registration, and the
+// memory types UCX takes (ucp_context_query, UCP_ATTR_FIELD_MEMORY_TYPES; UCS names: "host",
+// "cuda", "cuda-managed", ...). Debian's UCX 1.13 is built without CUDA: host only.
+struct WorkerCapabilities {
+  gpu::DriverReport cuda;
+  std::vector<gpu::DmaBufSupport> dma_buf;
+  bool ucx_memory_types_known = false;
+  std::vector<std::string> ucx_memory_types;
+};
+nlohmann::json CapabilitiesToJson(const WorkerCapabilities& capabilities);
+WorkerCapabilities CapabilitiesFromJson(const nlohmann::json& json);  // lenient: missing = empty
+// Runs `executable --capabilities`; nullopt and `error` when it cannot.
+std::optional<WorkerCapabilities> QueryWorkerCapabilities(const std::string& executable,
+                                                          std::string* error);
+
 enum class WorkerState { kStarting, kRunning, kBackingOff, kCrashLoop, kStopped };
 const char* WorkerStateName(WorkerState state);  // "starting", "running", ...
 
@@ -86,9 +105,10 @@ struct WorkerStatus {
   std::string last_death;  // reason of the last death ("sigabrt", "exit_1", "hung", ...)
   std::string detail;      // for people: why probes stopped, what the last death was
   std::map<std::string, std::uint64_t> restarts_by_reason;
-  std::uint64_t calls_failed_by_crash = 0;  // runs and serves in flight when the worker died
-  std::string ucx_version;                  // from the last hello; "" before the first
-  int pid = 0;                              // 0 when none runs
+  std::uint64_t calls_failed_by_crash = 0;         // runs and serves in flight when the worker died
+  std::string ucx_version;                         // from the last hello; "" before the first
+  std::optional<WorkerCapabilities> capabilities;  // from the last hello
+  int pid = 0;                                     // 0 when none runs
 };
 
 class ProbeWorker {

@@ -29,6 +29,12 @@ class Filesystem {
 
   // True when the path exists at all (following symlinks).
   virtual bool Exists(std::string_view relative_path) const = 0;
+
+  // Where the path resolves with every symlink followed, relative to the root
+  // ("bus/pci/devices/0000:01:00.0" -> "devices/pci0000:00/0000:00:01.0/0000:01:00.0"). Returns 0
+  // or an errno value; EXDEV when it resolves outside the root. Filesystems without links (test
+  // fakes) keep the default: ENOSYS.
+  virtual int ResolvePath(std::string_view relative_path, std::string* resolved) const;
 };
 
 // Reads the real filesystem below `root` ("/sys", "/proc" or a fixture directory).
@@ -60,6 +66,7 @@ class RootedFilesystem final : public Filesystem {
   int ListDirectory(std::string_view relative_path, std::vector<std::string>* names) const override;
   bool IsDirectory(std::string_view relative_path) const override;
   bool Exists(std::string_view relative_path) const override;
+  int ResolvePath(std::string_view relative_path, std::string* resolved) const override;
 
   const std::string& root() const { return root_; }
   // Descriptors currently held open by the cache (for tests and self-metrics).
