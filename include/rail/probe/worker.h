@@ -59,7 +59,9 @@ struct WorkerPolicy {
   std::chrono::milliseconds first_backoff{1000};
   std::chrono::milliseconds max_backoff{60000};
   int crash_loop_deaths = 5;  // deaths in a row without an answered call: no more restarts
-  std::chrono::milliseconds start_timeout{10000};  // from exec to hello
+  // From exec to hello, which waits for the capabilities: cuInit on a host with many GPUs and
+  // persistence mode off takes seconds.
+  std::chrono::milliseconds start_timeout{30000};
   // Beyond a probe's own timeout before the worker counts as hung (a probe always ends itself).
   std::chrono::milliseconds call_grace{15000};
 };
@@ -95,11 +97,14 @@ struct WorkerCapabilities {
 };
 nlohmann::json CapabilitiesToJson(const WorkerCapabilities& capabilities);
 WorkerCapabilities CapabilitiesFromJson(const nlohmann::json& json);  // lenient: missing = empty
-// Runs `executable --capabilities --cuda.library=<cuda_library>`; nullopt and `error` when it
-// cannot.
+// Runs `executable --capabilities --cuda.library=<cuda_library> --path.sysfs=<sysfs_root>` to
+// completion; nullopt and `error` when it cannot. The worker asks its own executable this way at
+// start, so that the CUDA driver it initialises dies with that short-lived process: a worker that
+// runs no GPU-memory probe never holds /dev/nvidia* (which would block GPU resets, MIG changes
+// and driver upgrades).
 std::optional<WorkerCapabilities> QueryWorkerCapabilities(
     const std::string& executable, std::string* error,
-    const std::string& cuda_library = gpu::kCudaLibrary);
+    const std::string& cuda_library = gpu::kCudaLibrary, const std::string& sysfs_root = "/sys");
 
 enum class WorkerState { kStarting, kRunning, kBackingOff, kCrashLoop, kStopped };
 const char* WorkerStateName(WorkerState state);  // "starting", "running", ...

@@ -3,6 +3,8 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <filesystem>
+#include <filesystem>
 #include <list>
 #include <map>
 #include <mutex>
@@ -217,6 +219,24 @@ void WorkerServer::EndEverything() {
   for (auto& task : tasks) task.thread.join();
 }
 
+// Gathered once, at start, by a short-lived copy of this executable: the CUDA driver it loads and
+// initialises (cuInit opens /dev/nvidia* for the life of the process) goes away with it. Only a
+// GPU-memory probe loads the driver into this process.
+WorkerCapabilities GatherCapabilitiesApart(const nlohmann::json& init) {
+  const std::string sysfs_root = init.value("sysfs_root", "/sys");
+  const std::string cuda_library = init.value("cuda_library", gpu::kCudaLibrary);
+  std::string error;
+  std::error_code ignored;
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe", ignored).string();
+  auto capabilities = QueryWorkerCapabilities(self.empty() ? "/proc/self/exe" : self, &error,
+                                              cuda_library, sysfs_root);
+  if (capabilities) return *capabilities;
+  spdlog::warn("probe worker: capabilities unknown: {}", error);
+  WorkerCapabilities unknown;
+  unknown.cuda.error = "capabilities unknown: " + error;
+  return unknown;
+}
+
 int WorkerServer::Run() {
   std::string error;
   const auto init = channel_.Receive(&error);
@@ -231,13 +251,10 @@ int WorkerServer::Run() {
     spdlog::error("probe worker: bad init message: {}", failure.what());
     return 2;
   }
-  // Gathered once, at start: the CUDA driver is loaded here, in the worker, and never in the agent.
-  const WorkerCapabilities capabilities = GatherWorkerCapabilities(
-      init->value("sysfs_root", "/sys"), init->value("cuda_library", gpu::kCudaLibrary));
   channel_.Send({{"type", "hello"},
                  {"ucx_version", UcxRuntimeVersion()},
                  {"pid", ::getpid()},
-                 {"capabilities", CapabilitiesToJson(capabilities)}});
+                 {"capabilities", CapabilitiesToJson(GatherCapabilitiesApart(*init))}});
   while (auto message = channel_.Receive(&error)) Dispatch(*message);
   // The agent closed the pipe (it stops, or it died): nothing is left to report to.
   spdlog::debug("probe worker: pipe ended ({}); ending the probes", error);

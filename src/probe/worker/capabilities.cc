@@ -1,6 +1,6 @@
 // The worker's capabilities on the pipe (its hello) and on stdout (--capabilities), as JSON.
-#include <cstdio>
 
+#include "probe/worker/spawn.h"
 #include "rail/probe/worker.h"
 
 namespace rail::probe {
@@ -93,28 +93,15 @@ WorkerCapabilities CapabilitiesFromJson(const json& in) {
 
 std::optional<WorkerCapabilities> QueryWorkerCapabilities(const std::string& executable,
                                                           std::string* error,
-                                                          const std::string& cuda_library) {
-  // Both paths come from our own flags or directory, never from a peer; the shell sees them
-  // quoted.
-  auto quote = [](const std::string& text) {
-    std::string quoted = "'";
-    for (const char c : text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return quoted + "'";
-  };
-  std::string command = quote(executable) + " --capabilities " +
-                        quote("--cuda.library=" + cuda_library) + " 2>/dev/null";
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (pipe == nullptr) {
-    *error = "cannot run " + executable;
-    return std::nullopt;
-  }
-  std::string output;
-  char chunk[4096];
-  for (std::size_t n; (n = ::fread(chunk, 1, sizeof chunk, pipe)) > 0;) output.append(chunk, n);
-  const int status = ::pclose(pipe);
-  json parsed = json::parse(output, nullptr, false);
-  if (status != 0 || parsed.is_discarded() || !parsed.is_object()) {
-    *error = executable + " --capabilities failed (status " + std::to_string(status) + ")";
+                                                          const std::string& cuda_library,
+                                                          const std::string& sysfs_root) {
+  const auto output = worker::RunForOutput(
+      executable,
+      {"--capabilities", "--cuda.library=" + cuda_library, "--path.sysfs=" + sysfs_root}, error);
+  if (!output) return std::nullopt;
+  json parsed = json::parse(*output, nullptr, false);
+  if (parsed.is_discarded() || !parsed.is_object()) {
+    *error = executable + " --capabilities printed no JSON object";
     return std::nullopt;
   }
   return CapabilitiesFromJson(parsed);

@@ -1,8 +1,10 @@
 #include "probe/worker/spawn.h"
 
+#include <fcntl.h>
 #include <spawn.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cctype>
 #include <cerrno>
@@ -66,6 +68,49 @@ Spawned SpawnWorker(const std::string& executable, const std::vector<std::string
   }
   spawned.channel = std::move(ours);
   return spawned;
+}
+
+std::optional<std::string> RunForOutput(const std::string& executable,
+                                        const std::vector<std::string>& arguments,
+                                        std::string* error) {
+  int ends[2];
+  if (::pipe2(ends, O_CLOEXEC) != 0) {
+    *error = std::string("pipe: ") + std::strerror(errno);
+    return std::nullopt;
+  }
+  peer::UniqueFd read_end(ends[0]);
+  peer::UniqueFd write_end(ends[1]);
+  FileActions actions;
+  posix_spawn_file_actions_adddup2(actions.get(), write_end.get(), STDOUT_FILENO);
+  posix_spawn_file_actions_addopen(actions.get(), STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+  std::vector<char*> argv;
+  argv.push_back(const_cast<char*>(executable.c_str()));
+  for (const auto& argument : arguments) argv.push_back(const_cast<char*>(argument.c_str()));
+  argv.push_back(nullptr);
+  pid_t pid = -1;
+  const int status =
+      posix_spawn(&pid, executable.c_str(), actions.get(), nullptr, argv.data(), environ);
+  write_end = peer::UniqueFd();
+  if (status != 0) {
+    *error = executable + ": " + std::strerror(status);
+    return std::nullopt;
+  }
+  std::string output;
+  char chunk[4096];
+  for (ssize_t n; (n = ::read(read_end.get(), chunk, sizeof chunk)) != 0;) {
+    if (n > 0)
+      output.append(chunk, static_cast<std::size_t>(n));
+    else if (errno != EINTR)
+      break;
+  }
+  int wait_status = 0;
+  while (::waitpid(pid, &wait_status, 0) < 0 && errno == EINTR) {
+  }
+  if (!WIFEXITED(wait_status) || WEXITSTATUS(wait_status) != 0) {
+    *error = executable + " ended with " + DeathReason(wait_status);
+    return std::nullopt;
+  }
+  return output;
 }
 
 std::string DeathReason(int wait_status) {

@@ -4,6 +4,7 @@
 
 #include <sys/types.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,13 @@ struct Spawned {
 // worker's log lines join the agent's). pid -1 and `error` set when it cannot be started.
 Spawned SpawnWorker(const std::string& executable, const std::vector<std::string>& arguments,
                     std::string* error);
+
+// Runs `executable` with `arguments` to completion (no shell: the container image has none) and
+// returns what it wrote on stdout; its stderr goes to /dev/null. nullopt and `error` when it could
+// not start or did not exit 0.
+std::optional<std::string> RunForOutput(const std::string& executable,
+                                        const std::vector<std::string>& arguments,
+                                        std::string* error);
 
 // "sigabrt", "sigsegv", "exit_1", ... from a waitpid status.
 std::string DeathReason(int wait_status);

@@ -7,6 +7,7 @@
 
 #include <filesystem>
 
+#include "probe/worker/spawn.h"
 #include "probe/worker/supervisor.h"
 
 namespace rail::probe {
@@ -131,18 +132,8 @@ std::string FindWorkerExecutable(const std::string& configured) {
 }
 
 std::string QueryWorkerUcxVersion(const std::string& executable) {
-  // The path comes from our own flag or our own directory, never from a peer; popen's shell
-  // sees it quoted.
-  std::string quoted = "'";
-  for (const char c : executable) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  quoted += "' --ucx-version 2>/dev/null";
-  FILE* pipe = ::popen(quoted.c_str(), "r");
-  if (pipe == nullptr) return kUnknownUcxVersion;
-  char line[256] = {};
-  const bool read = ::fgets(line, sizeof(line), pipe) != nullptr;
-  ::pclose(pipe);
-  if (!read) return kUnknownUcxVersion;
-  std::string version(line);
+  std::string error;
+  std::string version = worker::RunForOutput(executable, {"--ucx-version"}, &error).value_or("");
   while (!version.empty() && (version.back() == '\n' || version.back() == '\r')) version.pop_back();
   return version.empty() ? kUnknownUcxVersion : version;
 }
