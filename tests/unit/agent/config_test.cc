@@ -126,13 +126,19 @@ TEST(ConfigTest, HealthThresholdsDefaultAndParse) {
   EXPECT_DOUBLE_EQ(defaults.health.probe_throughput_min_line_rate_fraction, 0.5);
   EXPECT_DOUBLE_EQ(defaults.health.probe_throughput_min_sibling_fraction, 0.5);
   EXPECT_DOUBLE_EQ(defaults.health.multirail_max_rail_share, 0.8);
+  EXPECT_EQ(defaults.health.gpu_nic_max_path, inventory::PciPath::kPxb);
+  EXPECT_DOUBLE_EQ(defaults.health.gpu_memory_min_host_ratio, 0.5);
   const auto config = ParseConfig(R"(
 health:
   probe_throughput_min_line_rate_fraction: 0.7
   probe_throughput_min_sibling_fraction: 0.6
   multirail_max_rail_share: 0.9
+  gpu_nic_max_path: NODE
+  gpu_memory_min_host_ratio: 0.25
 )",
                                   "test.yaml");
+  EXPECT_EQ(config.health.gpu_nic_max_path, inventory::PciPath::kNode);
+  EXPECT_DOUBLE_EQ(config.health.gpu_memory_min_host_ratio, 0.25);
   EXPECT_DOUBLE_EQ(config.health.probe_throughput_min_line_rate_fraction, 0.7);
   EXPECT_DOUBLE_EQ(config.health.probe_throughput_min_sibling_fraction, 0.6);
   EXPECT_DOUBLE_EQ(config.health.multirail_max_rail_share, 0.9);
@@ -151,6 +157,10 @@ TEST(ConfigTest, HealthErrorsNameTheKey) {
   EXPECT_THAT(ErrorOf("health:\n  probe_throughput_min_line_rate_fraction: half\n"),
               HasSubstr("health.probe_throughput_min_line_rate_fraction: expected a number"));
   EXPECT_THAT(ErrorOf("health: [1]\n"), HasSubstr("health: expected a mapping"));
+  EXPECT_THAT(ErrorOf("health:\n  gpu_nic_max_path: far\n"),
+              HasSubstr("health.gpu_nic_max_path: expected PIX, PXB, PHB, NODE or SYS, got 'far'"));
+  EXPECT_THAT(ErrorOf("health:\n  gpu_memory_min_host_ratio: 0\n"),
+              HasSubstr("health.gpu_memory_min_host_ratio: must be greater than 0"));
 }
 
 // Found by fuzz/probe_config_fuzz: from_chars reads "inf", "nan" and 1e300, and converting
