@@ -75,7 +75,33 @@ const std::map<std::string, std::string>& Templates() {
   return kTemplates;
 }
 
+const std::map<std::string, std::string>& Summaries() {
+  static const std::map<std::string, std::string> kSummaries = {
+      {"port_active", "the port is ACTIVE with its link up"},
+      {"port_rate", "the port runs at its expected rate"},
+      {"roce_gid", "a RoCE v2 GID carries the rail's IPv4 address, on no bond"},
+      {"duplicate_subnet", "no other interface holds an address in the rail's subnet"},
+      {"mtu", "the rail's MTU matches the host's other rails"},
+      {"peer_mtu", "the rail's MTU matches the peer's"},
+      {"peer_version", "the peer runs the same agent and UCX versions"},
+      {"counter_saturated", "no port counter is pegged at its maximum"},
+      {"multirail_striping", "multi-rail traffic spreads over the rails"},
+      {"probe_throughput", "probed throughput is near the line rate and the sibling rails"},
+      {"transport_fallback", "RDMA rails moved their bytes over RDMA"},
+      {"pcie_link", "the PCIe link trained at its full speed and width"},
+      {"gpu_nic_affinity", "GPUs and RDMA devices sit close on the PCIe tree"},
+      {"gpu_direct", "GPU memory can reach the rails without host staging"},
+      {"gpu_memory_throughput", "GPU-memory transfers get near host-memory throughput"},
+  };
+  return kSummaries;
+}
+
 }  // namespace
+
+std::string CheckSummary(const std::string& check) {
+  const auto found = Summaries().find(check);
+  return found == Summaries().end() ? std::string() : found->second;
+}
 
 std::string Remedy(const CheckResult& verdict, const std::vector<inventory::Rail>& rails) {
   const auto found = Templates().find(verdict.check);

@@ -15,6 +15,10 @@ namespace rail::health {
 // brackets (<netdev>) otherwise. "" for an unknown token.
 std::string Remedy(const CheckResult& verdict, const std::vector<inventory::Rail>& rails);
 
+// What a passing check confirms, for people ("the port is ACTIVE with its link up"); "" for an
+// unknown token.
+std::string CheckSummary(const std::string& check);
+
 // The check tokens that have a remedy, in the order of checks.h.
 const std::vector<std::string>& CheckTokens();
 
