@@ -17,6 +17,7 @@ std::unique_ptr<Host> WithRuns(double cuda_bytes_per_second, HostConfig config =
   auto& cuda = host->AddResult(probe::ProbeKind::kUcxThroughput, {"rail0"}, cuda_bytes_per_second);
   cuda.memory = gpu::MemoryType::kCuda;
   cuda.memory_path = "cuda_copy";
+  host->series.back().key.memory = "cuda";
   return host;
 }
 
