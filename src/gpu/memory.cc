@@ -24,14 +24,6 @@ class HostBuffer : public Buffer {
   std::size_t size_;
 };
 
-// Whether [offset, offset + bytes) lies inside the buffer.
-bool InRange(const Buffer& buffer, std::size_t offset, std::size_t bytes, std::string* error) {
-  if (offset <= buffer.size() && bytes <= buffer.size() - offset) return true;
-  *error = "copy of " + std::to_string(bytes) + " bytes at " + std::to_string(offset) +
-           " outside a buffer of " + std::to_string(buffer.size());
-  return false;
-}
-
 }  // namespace
 
 std::unique_ptr<Buffer> AllocateHost(std::size_t bytes) {
@@ -70,6 +62,14 @@ bool DeviceContext::CopyToDevice(const Buffer&, std::size_t, const void*, std::s
 #else
 
 namespace {
+
+// Whether [offset, offset + bytes) lies inside the buffer.
+bool InRange(const Buffer& buffer, std::size_t offset, std::size_t bytes, std::string* error) {
+  if (offset <= buffer.size() && bytes <= buffer.size() - offset) return true;
+  *error = "copy of " + std::to_string(bytes) + " bytes at " + std::to_string(offset) +
+           " outside a buffer of " + std::to_string(buffer.size());
+  return false;
+}
 
 CUcontext AsContext(std::uintptr_t context) {
   return reinterpret_cast<CUcontext>(context);

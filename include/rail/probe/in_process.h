@@ -8,6 +8,7 @@
 
 #include "rail/peer/responder.h"
 #include "rail/probe/probe.h"
+#include "rail/probe/worker.h"
 
 namespace rail::probe {
 
@@ -18,6 +19,11 @@ std::unique_ptr<peer::ProbeSessionHandler> MakeUcxHandler(ProbeKind kind,
                                                           const std::vector<ProbeRail>& rails);
 // MakeProbeHandlerFactory (handler_factory.h) with the in-process UCX halves.
 peer::ProbeHandlerFactory MakeProbeHandlerFactory(std::vector<ProbeRail> local_rails);
+
+// What this process can move and how (worker.h): the CUDA driver at `cuda_library`, dma-buf
+// registration on every RDMA device under `sysfs_root` (class/infiniband/), UCX's memory types.
+WorkerCapabilities GatherWorkerCapabilities(const std::string& sysfs_root,
+                                            const std::string& cuda_library);
 
 // The worker process's main loop on the pipe `fd` (worker.h); returns the exit status.
 int RunProbeWorker(int fd);

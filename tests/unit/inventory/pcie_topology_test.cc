@@ -125,9 +125,9 @@ TEST(PcieTopologySpark, IntegratedGb10IsC2cAndNodeFromEveryNic) {
   EXPECT_EQ(gb10.attach, GpuAttach::kC2c);
   EXPECT_FALSE(gb10.numa_node.has_value());                    // numa_node -1
   EXPECT_FALSE(gb10.link.link.current_speed_gts.has_value());  // "Unknown"
-  // Its own maximum unknown too: what its root port allows is the most it could train at.
-  EXPECT_THAT(gb10.link.attainable_speed_gts, Optional(32.0));
-  EXPECT_THAT(gb10.link.attainable_width, Optional(1u));
+  // Neither the GB10 nor its root port reports a link (NVLink-C2C is not PCIe).
+  EXPECT_FALSE(gb10.link.attainable_speed_gts.has_value());
+  EXPECT_FALSE(gb10.link.attainable_width.has_value());
 
   std::vector<std::string> names;
   std::vector<std::string> addresses;
