@@ -174,6 +174,7 @@ int RunDoctor(CommandLine& cl) {
   cl.doctor.config_file = cl.options.config_file;
   cl.doctor.insecure = cl.options.peer_insecure;
   cl.doctor.worker_path = cl.options.probe_worker_path;
+  cl.doctor.cuda_library = cl.options.cuda_library;
   try {
     rail::base::ConfigureLogging(cl.log_level, cl.log_format);
   } catch (const std::exception& error) {

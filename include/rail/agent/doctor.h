@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "rail/gpu/driver.h"
+
 namespace rail::agent {
 
 struct DoctorOptions {
