@@ -101,7 +101,7 @@ Finding FromVerdict(const health::CheckResult& verdict, inventory::Snapshot& sna
   finding.peer = verdict.peer;
   finding.summary = verdict.ok ? health::CheckSummary(verdict.check) : verdict.reason;
   finding.evidence = Evidence(verdict, snapshot);
-  if (!verdict.ok) finding.fix = health::Remedy(verdict, snapshot.Rails());
+  if (!verdict.ok) finding.fix = health::Remedy(verdict, snapshot.Rails(), &snapshot.Topology());
   return finding;
 }
 
@@ -230,8 +230,8 @@ void CheckRoot(const std::string& root, const char* flag) {
 }
 
 std::vector<Finding> Diagnose(const DoctorOptions& options) {
+  // procfs may be absent (a fixture tree without proc/): only the bonds' files are read there.
   CheckRoot(options.sysfs_root, "--path.sysfs");
-  CheckRoot(options.procfs_root, "--path.procfs");
   AgentConfig config;
   if (options.config_file) config = LoadConfigFile(*options.config_file);
   sysfs::RootedFilesystem sys(options.sysfs_root);

@@ -2,7 +2,8 @@
 // mechanism (gpu::JudgeGpuDirect, the one verdict), or whose UCX has no CUDA memory support: GPU
 // buffers then cross host memory and get a fraction of the rail. One host-wide verdict (rail "").
 // Integrated GPUs have no GPUDirect RDMA at all (pinned host memory is their fast path): they
-// count as fine. Nothing is said while the worker's capabilities are unknown.
+// count as fine, and a UCX without CUDA support is no fault on a host that has only those. Nothing
+// is said while the worker's capabilities are unknown.
 #include <spdlog/fmt/fmt.h>
 
 #include <algorithm>
@@ -43,7 +44,6 @@ std::string MechanismReason(const HealthInputs& inputs) {
     if (verdict.any()) return "";  // one working GPU is enough for the rails
     reasons.push_back(fmt::format("GPU {}: {}", device->pci_bus_id, verdict.reason));
   }
-  if (reasons.empty()) return "";  // no discrete GPU
   return "no GPUDirect RDMA mechanism works (" + Join(reasons, "; ") + ")";
 }
 
@@ -63,7 +63,11 @@ std::string UcxReason(const HealthInputs& inputs) {
 void CheckGpuDirect(const HealthInputs& inputs, std::vector<CheckResult>& out) {
   if (inputs.capabilities == nullptr || !HasRdmaRail(inputs)) return;
   const auto& cuda = inputs.capabilities->cuda;
-  if (!cuda.loaded && !Topology(inputs).gpus.empty()) {
+  const auto& gpus = Topology(inputs).gpus;
+  const bool pcie_gpus = std::any_of(gpus.begin(), gpus.end(), [](const inventory::Gpu& gpu) {
+    return gpu.attach == inventory::GpuAttach::kPcie;
+  });
+  if (!cuda.loaded && pcie_gpus) {
     out.push_back(Verdict("gpu_direct", "", "",
                           fmt::format("the probe worker could not load the CUDA driver ({}): GPU "
                                       "memory cannot be probed",
@@ -71,6 +75,12 @@ void CheckGpuDirect(const HealthInputs& inputs, std::vector<CheckResult>& out) {
     return;
   }
   if (cuda.devices.empty()) return;  // no GPU: nothing to move GPU memory over the rails
+  // Integrated GPUs alone need neither: their fast path is pinned host memory, which UCX moves
+  // as host memory.
+  if (DiscreteDevices(inputs).empty()) {
+    out.push_back(Verdict("gpu_direct", "", "", ""));
+    return;
+  }
   std::vector<std::string> reasons;
   if (auto reason = MechanismReason(inputs); !reason.empty()) reasons.push_back(std::move(reason));
   if (auto reason = UcxReason(inputs); !reason.empty()) reasons.push_back(std::move(reason));

@@ -14,9 +14,11 @@ struct Names {
   std::string netdev = "<netdev>";
   std::string device = "<device>";
   std::string port = "1";
+  std::string pci = "<pci address>";
 };
 
-Names NamesOf(const CheckResult& verdict, const std::vector<inventory::Rail>& rails) {
+Names NamesOf(const CheckResult& verdict, const std::vector<inventory::Rail>& rails,
+              const inventory::PcieTopology* topology) {
   Names names;
   const auto rail = std::find_if(rails.begin(), rails.end(),
                                  [&](const inventory::Rail& r) { return r.name == verdict.rail; });
@@ -24,10 +26,14 @@ Names NamesOf(const CheckResult& verdict, const std::vector<inventory::Rail>& ra
   if (!rail->netdev.empty()) names.netdev = rail->netdev;
   if (!rail->device.empty()) names.device = rail->device;
   if (rail->port != 0) names.port = std::to_string(rail->port);
+  if (topology == nullptr) return names;
+  for (const auto& device : topology->devices) {
+    if (device.device == rail->device) names.pci = device.pci_bus_id;
+  }
   return names;
 }
 
-// fmt templates with {netdev}, {device} and {port}.
+// fmt templates with {netdev}, {device}, {port} and {pci}.
 const std::map<std::string, std::string>& Templates() {
   static const std::map<std::string, std::string> kTemplates = {
       {"port_active",
@@ -60,7 +66,7 @@ const std::map<std::string, std::string>& Templates() {
        "ucx_info -d | grep -A4 {device}; export UCX_TLS=rc,ud,sm,self "
        "UCX_NET_DEVICES={device}:{port}"},
       {"pcie_link",
-       "lspci -vv -s <pci address> | grep -E 'LnkCap|LnkSta'; reseat the card, or move it to a "
+       "lspci -vv -s {pci} | grep -E 'LnkCap|LnkSta'; reseat the card, or move it to a "
        "slot wired for its full width"},
       {"gpu_nic_affinity",
        "nvidia-smi topo -m; pin each GPU's traffic to its nearest NIC (UCX_NET_DEVICES, "
@@ -103,12 +109,14 @@ std::string CheckSummary(const std::string& check) {
   return found == Summaries().end() ? std::string() : found->second;
 }
 
-std::string Remedy(const CheckResult& verdict, const std::vector<inventory::Rail>& rails) {
+std::string Remedy(const CheckResult& verdict, const std::vector<inventory::Rail>& rails,
+                   const inventory::PcieTopology* topology) {
   const auto found = Templates().find(verdict.check);
   if (found == Templates().end()) return "";
-  const auto names = NamesOf(verdict, rails);
+  const auto names = NamesOf(verdict, rails, topology);
   return fmt::format(fmt::runtime(found->second), fmt::arg("netdev", names.netdev),
-                     fmt::arg("device", names.device), fmt::arg("port", names.port));
+                     fmt::arg("device", names.device), fmt::arg("port", names.port),
+                     fmt::arg("pci", names.pci));
 }
 
 const std::vector<std::string>& CheckTokens() {

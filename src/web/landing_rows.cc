@@ -211,7 +211,7 @@ LandingPage BuildLandingPage(collectors::Scrape& scrape, LandingPage page) {
                                 verdicts.checks, verdicts.addresses);
   page.host_failing = HostFailingChecks(page.rails, verdicts.checks);
   for (const auto& check : page.host_failing) {
-    page.host_fixes.push_back(health::Remedy(check, scrape.Rails()));
+    page.host_fixes.push_back(health::Remedy(check, scrape.Rails(), &scrape.Topology()));
   }
   page.gpus = BuildLandingGpuRows(scrape.Topology());
   return page;

@@ -21,8 +21,9 @@ struct DoctorOptions {
   std::string peer;                        // HOST[:PORT]; empty: no peer is asked
   std::optional<std::string> secret_file;  // else the config's responder.secret_file
   bool insecure = false;
-  std::string worker_path;      // --probe.worker-path; empty: beside this executable
-  std::string output = "text";  // text | json
+  std::string worker_path;  // --probe.worker-path; empty: beside this executable
+  std::string cuda_library = gpu::kCudaLibrary;  // --cuda.library, loaded by the worker only
+  std::string output = "text";                   // text | json
 };
 
 enum class FindingStatus { kPass, kFail, kInfo };

@@ -67,8 +67,9 @@ TEST(GpuDirectTest, UcxWithoutCudaFails) {
             "host memory");
 }
 
-TEST(GpuDirectTest, IntegratedGpuNeedsNoGpuDirect) {
+TEST(GpuDirectTest, IntegratedGpuNeedsNoGpuDirectNorCudaUcx) {
   auto host = HostWith({Device("000f:01:00.0", false, /*integrated=*/true)});
+  host->capabilities->ucx_memory_types = {"host"};
   const auto verdict = Find(host->Evaluate(), "gpu_direct", "");
   ASSERT_TRUE(verdict);
   EXPECT_TRUE(verdict->ok) << verdict->reason;
