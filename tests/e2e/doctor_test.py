@@ -55,9 +55,10 @@ class DoctorTest(unittest.TestCase):
 
     def doctor(self, tree, cuda, *extra):
         env = dict(os.environ)
-        args = ["doctor"] + harness.tree_flags(os.path.join(harness.FIXTURES, tree))
+        args = ["doctor"] + (harness.tree_flags(os.path.join(harness.FIXTURES, tree)) if tree
+                             else [])
         if self.fake_cuda:
-            env["RAIL_FAKE_CUDA_CONFIG"] = self.write(tree + "-cuda.json", json.dumps(cuda))
+            env["RAIL_FAKE_CUDA_CONFIG"] = self.write("cuda.json", json.dumps(cuda))
             args.append("--cuda.library=" + self.fake_cuda)
         return harness.run_to_exit(args + list(extra), timeout=60, env=env)
 
@@ -125,10 +126,12 @@ class DoctorTest(unittest.TestCase):
         self.compare_golden("doctor-hgx-8gpu.json", as_json.stdout)
 
     def test_cannot_run_exits_2(self):
-        for args in (["--output=yaml"], ["--path.sysfs=" + os.path.join(self.tmp, "nowhere")],
-                     ["--config.file=" + os.path.join(self.tmp, "missing.yml")]):
+        for tree, args in (("spark-dual-rail", ["--output=yaml"]),
+                           (None, ["--path.sysfs=" + os.path.join(self.tmp, "nowhere")]),
+                           ("spark-dual-rail",
+                            ["--config.file=" + os.path.join(self.tmp, "missing.yml")])):
             with self.subTest(args=args):
-                result = self.doctor("spark-dual-rail", SPARK_CUDA, *args)
+                result = self.doctor(tree, SPARK_CUDA, *args)
                 self.assertEqual(result.returncode, 2, result.stdout + result.stderr)
                 lines = harness.non_log_lines(result.stderr)
                 self.assertEqual(len(lines), 1, result.stderr)
