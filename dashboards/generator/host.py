@@ -30,11 +30,12 @@ def gpu_path_panels():
         "GPUs (device empty) and RDMA devices whose link trained narrower than it can "
         "(rail_pcie_link_width, current against max: lanes). A GPU's speed drops when it is idle "
         "and is judged only during GPU-memory probes (the pcie_link check).",
-        targets("max by (instance, pci_bus_id, device) "
-                "(rail_pcie_link_width{%s, kind=\"current\"}) < on (instance, pci_bus_id, device) "
-                "max by (instance, pci_bus_id, device) "
-                "(rail_pcie_link_width{%s, kind=\"max\"})" % (INST, INST),
-                instant=True, fmt="table"),
+        # The smaller of a function's two widths (current, max) below the larger: current
+        # below what it can train at, whatever the label of each.
+        targets("min by (instance, pci_bus_id, device) (rail_pcie_link_width{%s}) "
+                "< on (instance, pci_bus_id, device) "
+                "max by (instance, pci_bus_id, device) (rail_pcie_link_width{%s})"
+                % (INST, INST), instant=True, fmt="table"),
         [{"id": "organize", "options": {
             "excludeByName": {"Time": True},
             "indexByName": {"instance": 0, "pci_bus_id": 1, "device": 2, "Value": 3},
