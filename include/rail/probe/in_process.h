@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "rail/peer/responder.h"
@@ -18,6 +19,11 @@ std::unique_ptr<peer::ProbeSessionHandler> MakeUcxHandler(ProbeKind kind,
                                                           const std::vector<ProbeRail>& rails);
 // MakeProbeHandlerFactory (handler_factory.h) with the in-process UCX halves.
 peer::ProbeHandlerFactory MakeProbeHandlerFactory(std::vector<ProbeRail> local_rails);
+
+// Where the UCX probes of this process find GPUs for memory other than host: the sysfs tree of
+// the PCIe topology and the CUDA driver library (empty: libcuda.so.1). Nothing is loaded here:
+// the driver is loaded the first time a probe or handler asks for GPU memory.
+void ConfigureProbeGpu(const std::string& sysfs_root, const std::string& cuda_library);
 
 // The worker process's main loop on the pipe `fd` (worker.h); returns the exit status.
 int RunProbeWorker(int fd);
