@@ -9,6 +9,7 @@
 
 #include "rail/peer/responder.h"
 #include "rail/probe/probe.h"
+#include "rail/probe/worker.h"
 
 namespace rail::probe {
 
@@ -24,6 +25,11 @@ peer::ProbeHandlerFactory MakeProbeHandlerFactory(std::vector<ProbeRail> local_r
 // the PCIe topology and the CUDA driver library (empty: libcuda.so.1). Nothing is loaded here:
 // the driver is loaded the first time a probe or handler asks for GPU memory.
 void ConfigureProbeGpu(const std::string& sysfs_root, const std::string& cuda_library);
+
+// What this process can move and how (worker.h): the CUDA driver at `cuda_library`, dma-buf
+// registration on every RDMA device under `sysfs_root` (class/infiniband/), UCX's memory types.
+WorkerCapabilities GatherWorkerCapabilities(const std::string& sysfs_root,
+                                            const std::string& cuda_library);
 
 // The worker process's main loop on the pipe `fd` (worker.h); returns the exit status.
 int RunProbeWorker(int fd);

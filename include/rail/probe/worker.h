@@ -9,8 +9,8 @@
 // (kWorkerChannelFd), carrying framed JSON (peer/framing.h):
 //
 //   A -> W  init    {secret_hex?, insecure, agent_version, sysfs_root, rails, remembered_nonces,
-//                    log_level, log_format}
-//   W -> A  hello   {ucx_version, pid}
+//                    log_level, log_format, cuda_library}
+//   W -> A  hello   {ucx_version, pid, capabilities}
 //   A -> W  run     {id, params}                      -> reply {id, ok, result}
 //   A -> W  cancel  {id}                              (a run: its probe sees context.cancel)
 //   A -> W  setup   {id, handler, kind, rails, request} -> reply {id, ok, fields | reason, message}
@@ -73,6 +73,8 @@ struct WorkerInit {
   std::size_t remembered_nonces = 4096;
   std::string log_level = "info";
   std::string log_format = "logfmt";
+  // The CUDA driver the worker loads (agent flag --cuda.library); the agent never loads it.
+  std::string cuda_library = gpu::kCudaLibrary;
 };
 
 struct WorkerOptions {
@@ -93,9 +95,11 @@ struct WorkerCapabilities {
 };
 nlohmann::json CapabilitiesToJson(const WorkerCapabilities& capabilities);
 WorkerCapabilities CapabilitiesFromJson(const nlohmann::json& json);  // lenient: missing = empty
-// Runs `executable --capabilities`; nullopt and `error` when it cannot.
-std::optional<WorkerCapabilities> QueryWorkerCapabilities(const std::string& executable,
-                                                          std::string* error);
+// Runs `executable --capabilities --cuda.library=<cuda_library>`; nullopt and `error` when it
+// cannot.
+std::optional<WorkerCapabilities> QueryWorkerCapabilities(
+    const std::string& executable, std::string* error,
+    const std::string& cuda_library = gpu::kCudaLibrary);
 
 enum class WorkerState { kStarting, kRunning, kBackingOff, kCrashLoop, kStopped };
 const char* WorkerStateName(WorkerState state);  // "starting", "running", ...

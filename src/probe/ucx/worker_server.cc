@@ -233,7 +233,13 @@ int WorkerServer::Run() {
     spdlog::error("probe worker: bad init message: {}", failure.what());
     return 2;
   }
-  channel_.Send({{"type", "hello"}, {"ucx_version", UcxRuntimeVersion()}, {"pid", ::getpid()}});
+  // Gathered once, at start: the CUDA driver is loaded here, in the worker, and never in the agent.
+  const WorkerCapabilities capabilities = GatherWorkerCapabilities(
+      init->value("sysfs_root", "/sys"), init->value("cuda_library", gpu::kCudaLibrary));
+  channel_.Send({{"type", "hello"},
+                 {"ucx_version", UcxRuntimeVersion()},
+                 {"pid", ::getpid()},
+                 {"capabilities", CapabilitiesToJson(capabilities)}});
   while (auto message = channel_.Receive(&error)) Dispatch(*message);
   // The agent closed the pipe (it stops, or it died): nothing is left to report to.
   spdlog::debug("probe worker: pipe ended ({}); ending the probes", error);

@@ -47,7 +47,8 @@ nlohmann::json ProbeWorker::Impl::InitMessage() const {
                             {"rails", worker::ToJson(init.rails)},
                             {"remembered_nonces", init.remembered_nonces},
                             {"log_level", init.log_level},
-                            {"log_format", init.log_format}};
+                            {"log_format", init.log_format},
+                            {"cuda_library", init.cuda_library}};
   if (init.secret) message["secret_hex"] = peer::HexEncode(init.secret->bytes());
   return message;
 }
@@ -64,6 +65,8 @@ bool ProbeWorker::Impl::AwaitHello(worker::Channel& pipe, pid_t worker_pid) {
   }
   std::lock_guard lock(mutex);
   status.ucx_version = hello->value("ucx_version", "");
+  status.capabilities =
+      CapabilitiesFromJson(hello->value("capabilities", nlohmann::json::object()));
   return true;
 }
 
