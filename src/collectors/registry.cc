@@ -9,10 +9,11 @@ using Factory = std::unique_ptr<Collector> (*)();
 
 // Scrape order.
 constexpr Factory kFactories[] = {
-    MakeInfinibandCollector, MakeHwCountersCollector,  MakeGidCollector,
-    MakeRailsCollector,      MakeNetclassCollector,    MakeNetdevCollector,
-    MakeBondingCollector,    MakeExporterCollector,    MakeProbeCollector,
-    MakeResponderCollector,  MakeProbeWorkerCollector, MakeHealthCollector,
+    MakeInfinibandCollector, MakeHwCountersCollector, MakeGidCollector,
+    MakeRailsCollector,      MakeNetclassCollector,   MakeNetdevCollector,
+    MakeBondingCollector,    MakePcieCollector,       MakeExporterCollector,
+    MakeProbeCollector,      MakeResponderCollector,  MakeProbeWorkerCollector,
+    MakeHealthCollector,
 };
 
 }  // namespace

@@ -68,4 +68,16 @@ const std::vector<sysfs::NetDevice>& Snapshot::NetDevices() {
   return *net_devices_;
 }
 
+const PcieTopology& Snapshot::Topology() {
+  if (!topology_) topology_ = ReadPcieTopology(*sources_.sys, Devices(), errors_);
+  return *topology_;
+}
+
+const sysfs::PeerMemoryState& Snapshot::PeerMemory() {
+  if (!peer_memory_) {
+    peer_memory_ = sysfs::ReadPeerMemoryState(*sources_.sys, *sources_.proc, errors_);
+  }
+  return *peer_memory_;
+}
+
 }  // namespace rail::inventory

@@ -12,7 +12,7 @@ import harness  # noqa: E402
 
 ALL_COLLECTORS = ["--collector.%s" % name for name in
                   ("infiniband", "hw_counters", "gid", "rails", "netclass", "netdev", "bonding",
-                   "exporter")]
+                   "pcie", "exporter")]
 
 
 class PromtoolCheckTest(unittest.TestCase):

@@ -43,6 +43,8 @@ class Scrape {
   const std::vector<inventory::Rail>& Rails() { return inventory_.Rails(); }
   const std::vector<sysfs::Bond>& Bonds() { return inventory_.Bonds(); }
   const std::vector<sysfs::NetDevice>& NetDevices() { return inventory_.NetDevices(); }
+  const inventory::PcieTopology& Topology() { return inventory_.Topology(); }
+  const sysfs::PeerMemoryState& PeerMemory() { return inventory_.PeerMemory(); }
   const health::SnapshotVerdicts& Verdicts();
 
   const Sources& sources() const { return sources_; }

@@ -1,4 +1,4 @@
-// The whole scrape of the spark fixture, byte for byte, against tests/golden/. Set
+// The whole scrape of each fixture tree, byte for byte, against tests/golden/. Set
 // RAIL_UPDATE_GOLDEN=1 to rewrite the golden file after an intended change, then review the diff.
 #include <gtest/gtest.h>
 
@@ -70,6 +70,10 @@ void ExpectGolden(const std::string& tree, const std::string& golden_name) {
 
 TEST(GoldenTest, SparkDualRailScrape) {
   ExpectGolden("spark-dual-rail", "spark-dual-rail.prom");
+}
+
+TEST(GoldenTest, Hgx8GpuScrape) {
+  ExpectGolden("hgx-8gpu", "hgx-8gpu.prom");
 }
 
 TEST(GoldenTest, BondedRoceScrape) {

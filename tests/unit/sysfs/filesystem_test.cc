@@ -149,5 +149,43 @@ TEST(FakeFilesystem, RecordsEveryAccess) {
   EXPECT_FALSE(fs.WasAccessedUnder("class/infiniband/a/fw"));
 }
 
+TEST(RootedFilesystem, ResolvePathFollowsRelativeLinks) {
+  RootedFilesystem fs(std::string(RAIL_FIXTURES) + "/hgx-8gpu/sys/");
+  std::string resolved;
+  ASSERT_EQ(fs.ResolvePath("bus/pci/devices/0000:03:00.0", &resolved), 0);
+  EXPECT_EQ(resolved, "devices/pci0000:00/0000:00:01.0/0000:01:00.0/0000:02:00.0/0000:03:00.0");
+  ASSERT_EQ(fs.ResolvePath("/class/infiniband/mlx5_0/device/", &resolved), 0);
+  EXPECT_EQ(resolved, "devices/pci0000:00/0000:00:01.0/0000:01:00.0/0000:02:02.0/0000:05:00.0");
+  // Neither a link nor below one: the path itself.
+  ASSERT_EQ(fs.ResolvePath("class/infiniband/mlx5_0/ports", &resolved), 0);
+  EXPECT_EQ(resolved, "class/infiniband/mlx5_0/ports");
+  ASSERT_EQ(fs.ResolvePath("", &resolved), 0);
+  EXPECT_EQ(resolved, "");
+  EXPECT_EQ(fs.ResolvePath("bus/pci/devices/0000:ff:00.0", &resolved), ENOENT);
+}
+
+TEST(RootedFilesystem, ResolvePathRefusesLinksOutOfTheRoot) {
+  char dir_template[] = "/tmp/rail-resolve-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir_template), nullptr);
+  const std::string root = dir_template;
+  ASSERT_EQ(::symlink("/tmp", (root + "/out").c_str()), 0);
+  ASSERT_EQ(::symlink("..", (root + "/up").c_str()), 0);
+  RootedFilesystem fs(root);
+  std::string resolved = "unchanged";
+  EXPECT_EQ(fs.ResolvePath("out", &resolved), EXDEV);
+  EXPECT_EQ(fs.ResolvePath("up", &resolved), EXDEV);
+  EXPECT_EQ(resolved, "unchanged");
+  ::unlink((root + "/out").c_str());
+  ::unlink((root + "/up").c_str());
+  ::rmdir(root.c_str());
+}
+
+TEST(FakeFilesystem, HasNoLinksToResolve) {
+  FakeFilesystem fs;
+  fs.AddFile("bus/pci/devices/0000:03:00.0/vendor", "0x10de\n");
+  std::string resolved;
+  EXPECT_EQ(fs.ResolvePath("bus/pci/devices/0000:03:00.0", &resolved), ENOSYS);
+}
+
 }  // namespace
 }  // namespace rail::sysfs
