@@ -22,29 +22,41 @@ Labels With(Labels labels, const char* name, std::string value) {
   return labels;
 }
 
+// The kinds whose buffers may be GPU memory carry the memory type (and their runs what moved
+// it); the others move host memory only and keep their labels.
+bool TakesMemory(const std::string& kind) {
+  const auto parsed = probe::ParseProbeKind(kind);
+  return parsed && probe::TakesMemoryType(*parsed);
+}
+
 Labels SeriesLabels(const probe::SeriesKey& key) {
   Labels labels = {{"kind", key.kind},
                    {"peer", key.peer},
                    {"rail", key.rail},
                    {"size", std::to_string(key.message_size_bytes)}};
   if (key.streams > 0) labels.push_back({"streams", std::to_string(key.streams)});
-  labels.push_back({"memory", key.memory});
+  if (TakesMemory(key.kind)) labels.push_back({"memory", key.memory});
   return labels;
 }
 
 Labels RailLabels(const probe::SeriesState& state, const std::string& rail) {
-  return {{"kind", state.key.kind},
-          {"peer", state.last.peer},
-          {"rail", rail},
-          {"size", std::to_string(state.key.message_size_bytes)},
-          {"memory", state.key.memory},
-          {"memory_path", state.last.memory_path}};
+  Labels labels = {{"kind", state.key.kind},
+                   {"peer", state.last.peer},
+                   {"rail", rail},
+                   {"size", std::to_string(state.key.message_size_bytes)}};
+  if (TakesMemory(state.key.kind)) {
+    labels.push_back({"memory", state.key.memory});
+    labels.push_back({"memory_path", state.last.memory_path});
+  }
+  return labels;
 }
 
 // A run's figures carry what really moved the bytes (memory_path); the counters do not, so that
 // a series' counts stay one series when its path changes.
 Labels LastRunLabels(const probe::SeriesState& state) {
-  return With(SeriesLabels(state.key), "memory_path", state.last.memory_path);
+  Labels labels = SeriesLabels(state.key);
+  if (TakesMemory(state.key.kind)) labels.push_back({"memory_path", state.last.memory_path});
+  return labels;
 }
 
 double Seconds(std::chrono::system_clock::time_point at) {

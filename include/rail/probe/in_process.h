@@ -23,7 +23,8 @@ peer::ProbeHandlerFactory MakeProbeHandlerFactory(std::vector<ProbeRail> local_r
 
 // Where the UCX probes of this process find GPUs for memory other than host: the sysfs tree of
 // the PCIe topology and the CUDA driver library (empty: libcuda.so.1). Nothing is loaded here:
-// the driver is loaded the first time a probe or handler asks for GPU memory.
+// the driver is loaded the first time a probe or handler asks for GPU memory. Naming another
+// library drops the loaded one: only while no probe runs.
 void ConfigureProbeGpu(const std::string& sysfs_root, const std::string& cuda_library);
 
 // What this process can move and how (worker.h): the CUDA driver at `cuda_library`, dma-buf

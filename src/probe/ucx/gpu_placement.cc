@@ -69,7 +69,15 @@ void ConfigureProbeGpu(const std::string& sysfs_root, const std::string& cuda_li
   GpuState& state = State();
   const std::lock_guard lock(state.mutex);
   state.sysfs_root = sysfs_root;
-  if (!cuda_library.empty()) state.cuda_library = cuda_library;
+  const std::string library = cuda_library.empty() ? gpu::kCudaLibrary : cuda_library;
+  if (library == state.cuda_library) return;
+  // Another library (tests switch between the fake and a missing one; the worker configures
+  // once, before any probe): the next probe loads it. No side may hold a context then.
+  state.cuda_library = library;
+  state.contexts.clear();
+  state.driver.reset();
+  state.load_tried = false;
+  state.load_error.clear();
 }
 
 namespace detail {
