@@ -120,6 +120,8 @@ void AddProbeCommand(CLI::App& app, CommandLine& cl) {
                                "Hard end of the probe (0s: duration+10s)");
   cl.probe_command->add_option("--ucx-transports", cl.probe.ucx_transports,
                                "UCX_TLS for the probe (default: UCX's choice)");
+  cl.probe_command->add_option("--memory", cl.probe.memory,
+                               "Buffers on both sides: host, cuda or cuda_host (bulk UCX kinds)");
   cl.probe_command->add_option(
       "--peer.secret-file", cl.probe.secret_file,
       "Shared secret (default: the configuration's responder.secret_file)");

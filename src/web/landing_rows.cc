@@ -54,7 +54,9 @@ std::string RoceGid(const inventory::Rail& rail, const sysfs::InfinibandPort* po
 }
 
 bool IsSingleRailBulk(const probe::SeriesState& state) {
-  return state.key.kind == "ucx_throughput" || state.key.kind == "tcp_throughput";
+  // The rail's own figure: host memory (a GPU-memory run says what the GPU path gets).
+  return (state.key.kind == "ucx_throughput" || state.key.kind == "tcp_throughput") &&
+         state.key.memory == "host";
 }
 
 bool IsPingPong(const probe::SeriesState& state) {

@@ -163,6 +163,34 @@ TEST(ConfigTest, HealthErrorsNameTheKey) {
               HasSubstr("health.gpu_memory_min_host_ratio: must be greater than 0"));
 }
 
+TEST(ConfigTest, ProbeMemoryDefaultsToHostAndParsesEachType) {
+  const AgentConfig config = ParseConfig(
+      "peers: [{name: b, address: 'h:1'}]\nprobes:\n"
+      "  - {kind: ucx_throughput}\n"
+      "  - {kind: ucx_throughput, memory: cuda}\n"
+      "  - {kind: multirail_capacity, memory: cuda_host}\n"
+      "  - {kind: ucx_multirail_throughput, memory: host}\n",
+      "test.yaml");
+  ASSERT_EQ(config.probes.size(), 4u);
+  EXPECT_EQ(config.probes[0].memory, gpu::MemoryType::kHost);
+  EXPECT_EQ(config.probes[1].memory, gpu::MemoryType::kCuda);
+  EXPECT_EQ(config.probes[2].memory, gpu::MemoryType::kCudaHost);
+  EXPECT_EQ(config.probes[3].memory, gpu::MemoryType::kHost);
+}
+
+TEST(ConfigTest, ProbeMemoryErrorsNameTheKeyAndTheKinds) {
+  const std::string peers = "peers: [{name: b, address: 'h:1'}]\nprobes:\n";
+  EXPECT_THAT(ErrorOf(peers + "  - {kind: ucx_throughput, memory: vram}\n"),
+              HasSubstr("probes[0].memory: expected host, cuda or cuda_host, got 'vram'"));
+  // The latency and TCP kinds move host memory only: GPU memory there is refused, not ignored.
+  for (const char* kind : {"ucx_rtt", "tcp_throughput", "tcp_rtt"}) {
+    EXPECT_THAT(ErrorOf(peers + "  - {kind: " + kind + ", memory: cuda}\n"),
+                HasSubstr("probes[0].memory: memory 'cuda' needs kind ucx_throughput"))
+        << kind;
+  }
+  EXPECT_EQ(ErrorOf(peers + "  - {kind: tcp_rtt, memory: host}\n"), "");
+}
+
 // Found by fuzz/probe_config_fuzz: from_chars reads "inf", "nan" and 1e300, and converting
 // those to an integer count of milliseconds was undefined behaviour.
 TEST(ConfigTest, DurationsOutOfRangeAreMalformed) {
