@@ -3,7 +3,7 @@
 from generator.panels import (
     INST, NETDEV_ONLY_RAILS, OK_FAIL, RAILS_BY_PORT, SEL, UP_DOWN, dashboard,
     merged_table_transformations, override, per_netdev, row, stat, state_timeline, table,
-    targets, thresholds, value_map,
+    targets, thresholds, timeseries, value_map,
 )
 
 GPU_CHECKS = "pcie_link|gpu_nic_affinity|gpu_direct|gpu_memory_throughput"
@@ -50,10 +50,19 @@ def gpu_path_panels():
                  "(rail_check_ok{%s, check=~\"%s\", rail=~\"$rail|\"})" % (INST, GPU_CHECKS),
                  "{{instance}} {{check}} {{rail}} {{peer}}")),
         OK_FAIL)
+    ratio = timeseries(
+        "GPU memory / host memory throughput",
+        "Each probe run from GPU memory divided by the same probe's run from host memory "
+        "(rail_probe_memory_throughput_ratio); memory_path says how the GPU bytes moved "
+        "(gpu_direct, cuda_copy, staged). The gpu_memory_throughput check fails below "
+        "health.gpu_memory_min_host_ratio (0.5 by default).",
+        targets(("rail_probe_memory_throughput_ratio{%s}" % SEL,
+                 "{{instance}} {{rail}} {{kind}} {{memory}} via {{memory_path}} -> {{peer}}")),
+        "percentunit", minimum=0, threshold=0.5)
     return [
         (row("GPU memory path"), 24, 1),
         (paths, 12, 8), (degraded, 12, 8),
-        (verdicts, 24, 6),
+        (verdicts, 12, 8), (ratio, 12, 8),
     ]
 
 

@@ -125,6 +125,33 @@ class DoctorTest(unittest.TestCase):
         self.compare_golden("doctor-hgx-8gpu.txt", text.stdout)
         self.compare_golden("doctor-hgx-8gpu.json", as_json.stdout)
 
+    def test_peer_hello_reports_versions_and_mtus(self):
+        """--peer: the peer's agent answers the hello; peer_version and peer_mtu judge it (same
+        binary, same fixture: both pass). A peer that does not answer is a FAIL."""
+        secret = self.write("secret", "doctor-e2e-secret-0123456789abcdef\n")
+        os.chmod(secret, 0o600)
+        port = harness.free_port()
+        config = self.write("responder.yml", SPARK_CONFIG + (
+            "responder:\n  listen_address: '127.0.0.1:%d'\n  secret_file: %s\n" % (port, secret)))
+        agent = harness.RailExporter(
+            harness.tree_flags(os.path.join(harness.FIXTURES, "spark-dual-rail")) +
+            ["--config.file=" + config])
+        self.addCleanup(agent.stop)
+        agent.wait_for_line(r"responder listening on port %d" % port)
+        result = self.doctor("spark-dual-rail", SPARK_CUDA, "--config.file=" + config,
+                             "--peer=127.0.0.1:%d" % port, "--output=json")
+        findings = json.loads(result.stdout)
+        peer = {(f["check"], f["rail"]): f["status"] for f in findings if f["peer"]}
+        self.assertEqual(peer.get(("peer_version", "")), "PASS", result.stdout)
+        self.assertEqual(peer.get(("peer_mtu", "rail0")), "PASS", result.stdout)
+        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+
+        agent.stop()
+        result = self.doctor("spark-dual-rail", SPARK_CUDA, "--config.file=" + config,
+                             "--peer=127.0.0.1:%d" % port)
+        self.assertEqual(result.returncode, 1, result.stdout + result.stderr)
+        self.assertIn("FAIL peer_hello peer=127.0.0.1:%d: no hello from" % port, result.stdout)
+
     def test_cannot_run_exits_2(self):
         for tree, args in (("spark-dual-rail", ["--output=yaml"]),
                            (None, ["--path.sysfs=" + os.path.join(self.tmp, "nowhere")]),
