@@ -145,11 +145,13 @@ std::vector<LandingGpuRow> BuildLandingGpuRows(const inventory::PcieTopology& to
   return rows;
 }
 
-std::vector<LandingRailRow> BuildLandingRows(
-    const std::vector<inventory::Rail>& rails, const std::vector<sysfs::InfinibandDevice>& devices,
-    const std::vector<sysfs::NetDevice>& net_devices, const std::vector<probe::SeriesState>& series,
-    const std::vector<health::CheckResult>& checks,
-    const std::vector<health::InterfaceAddress>& addresses) {
+std::vector<LandingRailRow> BuildLandingRows(const std::vector<inventory::Rail>& rails,
+                                             const std::vector<sysfs::InfinibandDevice>& devices,
+                                             const std::vector<sysfs::NetDevice>& net_devices,
+                                             const std::vector<probe::SeriesState>& series,
+                                             const std::vector<health::CheckResult>& checks,
+                                             const std::vector<health::InterfaceAddress>& addresses,
+                                             const inventory::PcieTopology* topology) {
   std::vector<LandingRailRow> rows;
   rows.reserve(rails.size());
   for (const auto& rail : rails) {
@@ -181,7 +183,7 @@ std::vector<LandingRailRow> BuildLandingRows(
     for (const auto& check : checks) {
       if (!check.ok && check.rail == rail.name) {
         row.failing.push_back(check);
-        row.fixes.push_back(health::Remedy(check, rails));
+        row.fixes.push_back(health::Remedy(check, rails, topology));
       }
     }
     rows.push_back(std::move(row));
@@ -210,7 +212,7 @@ LandingPage BuildLandingPage(collectors::Scrape& scrape, LandingPage page) {
   }
   page.has_rdma_devices = !scrape.Devices().empty();
   page.rails = BuildLandingRows(scrape.Rails(), scrape.Devices(), scrape.NetDevices(), current,
-                                verdicts.checks, verdicts.addresses);
+                                verdicts.checks, verdicts.addresses, &scrape.Topology());
   page.host_failing = HostFailingChecks(page.rails, verdicts.checks);
   for (const auto& check : page.host_failing) {
     page.host_fixes.push_back(health::Remedy(check, scrape.Rails(), &scrape.Topology()));

@@ -65,7 +65,8 @@ std::vector<LandingRailRow> BuildLandingRows(
     const std::vector<inventory::Rail>& rails, const std::vector<sysfs::InfinibandDevice>& devices,
     const std::vector<sysfs::NetDevice>& net_devices, const std::vector<probe::SeriesState>& series,
     const std::vector<health::CheckResult>& checks,
-    const std::vector<health::InterfaceAddress>& addresses);
+    const std::vector<health::InterfaceAddress>& addresses,
+    const inventory::PcieTopology* topology = nullptr);  // fills PCI addresses into the fixes
 
 // Failing verdicts no row shows: host-wide ones and those of rails that are not listed.
 std::vector<health::CheckResult> HostFailingChecks(const std::vector<LandingRailRow>& rows,
