@@ -22,6 +22,7 @@
 #include "rail/probe/result_store.h"
 #include "rail/probe/worker.h"
 #include "rail/sysfs/filesystem.h"
+#include "rail/sysfs/read_errors.h"
 
 namespace rail::agent {
 
@@ -117,8 +118,7 @@ Finding Info(std::string check, std::string rail, std::string summary, std::stri
 // The RoCE v2 GID index of each rail's IPv4 address: what UCX_IB_GID_INDEX must name.
 void GidIndexes(inventory::Snapshot& snapshot, std::vector<Finding>& out) {
   for (const auto& rail : snapshot.Rails()) {
-    const auto* port =
-        snapshot.Devices().empty() ? nullptr : inventory::FindRailPort(snapshot.Devices(), rail);
+    const auto* port = inventory::FindRailPort(snapshot.Devices(), rail);
     if (port == nullptr || rail.link_layer != "Ethernet") continue;
     const auto* gid = inventory::PortIpv4Gid(*port, rail.netdev);
     if (gid == nullptr) continue;  // roce_gid says so
@@ -161,6 +161,17 @@ void Gpus(inventory::Snapshot& snapshot, const probe::WorkerCapabilities* capabi
   for (const auto& gpu : topology.gpus) {
     out.push_back(Info("gpu", "", GpuLine(topology, gpu, capabilities),
                        "sysfs bus/pci/devices/" + gpu.pci_bus_id));
+  }
+}
+
+// Files that could not be read: a verdict resting on them may be missing or say less.
+void ReadProblems(const sysfs::ReadErrors& errors, std::vector<Finding>& out) {
+  for (const auto& problem : errors.problems()) {
+    out.push_back(
+        Info("read_error", "",
+             fmt::format("{}: {}{}", problem.path, sysfs::ReadFailureName(problem.failure),
+                         problem.detail.empty() ? "" : " (" + problem.detail + ")"),
+             "sysfs " + problem.path));
   }
 }
 
@@ -265,6 +276,7 @@ std::vector<Finding> Diagnose(const DoctorOptions& options) {
   GidIndexes(snapshot, findings);
   Gpus(snapshot, capabilities ? &*capabilities : nullptr, findings);
   findings.push_back(CapabilitiesFinding(capabilities, capabilities_error));
+  ReadProblems(errors, findings);
   return findings;
 }
 
