@@ -18,6 +18,7 @@ with a message otherwise.
 
 import json
 import os
+import sys
 import unittest
 
 import harness
@@ -96,6 +97,8 @@ class LabGpuProbeTest(lab.LabTestCase):
             self.assertEqual(len(ratio), 1, "%s: %s" % (rail, ratio))
             self.assertEqual(ratio[0][0]["memory_path"], "staged")
             self.assertGreater(ratio[0][1], 0, rail)
+            print("%s: host %.2f Gbit/s, cuda (staged) %.2f Gbit/s, ratio %.2f" % (
+                rail, host[0][1] * 8e-9, cuda[0][1] * 8e-9, ratio[0][1]), file=sys.stderr)
             # The rail's own counters (the veth's tx_bytes) carried the GPU run's bytes.
             moved = find(samples, "rail_probe_bytes", kind="ucx_throughput", rail=rail,
                          memory="cuda")
