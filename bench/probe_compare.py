@@ -21,6 +21,13 @@ the same machine noise. Figures are medians over the rounds; the ratio is ours /
                prints latency = half the round trip by default). sockperf refuses messages
                under 14 B, so the ratio is taken at 14 B on both sides; ours at 8 B is also shown.
                Target ours/ref <= 1.10.
+  vram         ucx_throughput put 1 MiB on rail 0 with --memory cuda vs the same with --memory
+               host (not in the default list: it needs --fake-cuda, the fake libcuda.so.1 the
+               test build makes in tests/fake_cuda/, found by both agents and the probe through
+               LD_LIBRARY_PATH). Debian's UCX takes host memory only, so the cuda runs are staged
+               through pinned host memory; the fake's device memory is host memory, so the ratio
+               is the cost of staging itself (two extra copies per message), not of a GPU's
+               PCIe link. Shown against the gpu_memory_throughput check's default 0.5.
   cpu          CPU of the two agents idle for --idle-seconds (the responder in -b, which has
                served every probe of this run, and a probing agent in -a whose configured probes
                are not due in the window): utime+stime from /proc/<pid>/stat, % of one core.
@@ -435,6 +442,29 @@ def compare_ucx_throughput(lab, args, operation, test):
     return results
 
 
+def compare_vram(lab, args):
+    """ucx_throughput put with device memory (staged) against host memory, same rail, alternating."""
+    results = {"ours": [], "reference": []}
+
+    def figure(memory):
+        r = lab.probe("ucx_throughput", ["--operation", "put", "--size", str(args.ucx_size),
+                                         "--window", str(args.ucx_window), "--memory", memory,
+                                         "--ucx-transports", args.ucx_tls], args.duration)
+        if r.get("memory_path") != ("staged" if memory == "cuda" else "host"):
+            raise BenchError(f"--memory {memory}: memory_path {r.get('memory_path')}")
+        value = r["throughput_bytes_per_second"]
+        return {"value": value, "label": f"{value * 8 / 1e9:7.2f} Gbit/s",
+                "seconds": r["seconds"], "bytes": r["bytes"],
+                "memory_path": r.get("memory_path"),
+                "local_cpu_seconds": r.get("local_cpu_seconds"),
+                "peer_cpu_seconds": r.get("peer_cpu_seconds"),
+                "process_cpu_seconds": r["_process_cpu_seconds"]}
+
+    alternate(args.runs, lambda: figure("cuda"), lambda: figure("host"), "ucx_throughput vram",
+              results)
+    return results
+
+
 def compare_ucx_rtt(lab, args):
     perftest = PerftestRunner(lab, args)
     size = 8
@@ -705,7 +735,8 @@ def main():
     parser.add_argument("--rail-exporter", required=True, help="the rail_exporter binary")
     parser.add_argument("--lab-prefix", default="rlb")
     parser.add_argument("--only", default="tcp1,tcp4,ucx,tcprtt,cpu",
-                        help="comma-separated: tcp1, tcp4, ucx, tcprtt, cpu")
+                        help="comma-separated: tcp1, tcp4, ucx, tcprtt, cpu, vram")
+    parser.add_argument("--fake-cuda", help="the fake libcuda.so.1 (vram)")
     parser.add_argument("--runs", type=int, default=5, help="rounds per comparison (>= 5)")
     parser.add_argument("--duration", type=int, default=5, help="seconds per run")
     parser.add_argument("--tcp-size", type=int, default=131072, help="TCP write size (-l)")
@@ -720,9 +751,11 @@ def main():
     parser.add_argument("--workdir", help="keep configs and logs here (default: temporary)")
     args = parser.parse_args()
     only = set(x.strip() for x in args.only.split(",") if x.strip())
-    unknown = only - {"tcp1", "tcp4", "ucx", "tcprtt", "cpu"}
+    unknown = only - {"tcp1", "tcp4", "ucx", "tcprtt", "cpu", "vram"}
     if unknown:
         parser.error(f"unknown comparisons: {', '.join(sorted(unknown))}")
+    if "vram" in only and not args.fake_cuda:
+        parser.error("vram needs --fake-cuda (the test build's tests/fake_cuda/libcuda.so.1)")
     if os.geteuid() != 0:
         raise BenchError("must run as root (ip netns exec)")
 
@@ -734,6 +767,13 @@ def main():
         own_tmp = tempfile.TemporaryDirectory(prefix="probe-compare.")
         workdir = own_tmp.name
     lab = Lab(args, workdir)
+    if args.fake_cuda:
+        # Inherited by both agents (and their probe workers) and by every probe run.
+        fake_config = os.path.join(workdir, "fake_cuda.json")
+        with open(fake_config, "w", encoding="utf-8") as f:
+            json.dump({"devices": [{"pci_bus_id": "0000:17:00.0", "name": "Fake GPU"}]}, f)
+        os.environ["LD_LIBRARY_PATH"] = os.path.dirname(os.path.abspath(args.fake_cuda))
+        os.environ["RAIL_FAKE_CUDA_CONFIG"] = fake_config
     for namespace in (lab.ns_a, lab.ns_b):
         out, _, rc, _ = run(["ip", "netns", "list"], check=False)
         if namespace not in out.split():
@@ -783,6 +823,11 @@ def main():
                     f"tcp_throughput {streams} stream(s) vs iperf3 -P {streams} "
                     f"(-l {args.tcp_size}, receiver)",
                     compare_tcp_throughput(lab, args, streams), True, 0.95, fmt_gbit)
+        if "vram" in only:
+            print("== ucx_throughput put --memory cuda vs --memory host (fake driver)", flush=True)
+            add("ucx_throughput_vram",
+                f"ucx_throughput put 1 MiB, window {args.ucx_window}: memory cuda (staged, fake "
+                "driver) vs host", compare_vram(lab, args), True, 0.5, fmt_gbit)
         if "ucx" in only:
             operations = [("put", "ucp_put_bw")] + ([("am", "ucp_am_bw")] if args.ucx_am else [])
             if ucx_ok:

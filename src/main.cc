@@ -10,6 +10,7 @@
 #include <map>
 
 #include "rail/agent/agent.h"
+#include "rail/agent/doctor.h"
 #include "rail/agent/probe_command.h"
 #include "rail/base/build_info.h"
 #include "rail/base/log.h"
@@ -33,6 +34,8 @@ struct CommandLine {
   std::string probe_duration = "2s";
   std::string probe_timeout = "0s";
   CLI::App* probe_command = nullptr;
+  rail::agent::DoctorOptions doctor;
+  CLI::App* doctor_command = nullptr;
 };
 
 void AddAgentFlags(CLI::App& app, CommandLine& cl) {
@@ -117,8 +120,27 @@ void AddProbeCommand(CLI::App& app, CommandLine& cl) {
                                "Hard end of the probe (0s: duration+10s)");
   cl.probe_command->add_option("--ucx-transports", cl.probe.ucx_transports,
                                "UCX_TLS for the probe (default: UCX's choice)");
+  cl.probe_command->add_option("--memory", cl.probe.memory,
+                               "Buffers on both sides: host, cuda or cuda_host (bulk UCX kinds)");
   cl.probe_command->add_option(
       "--peer.secret-file", cl.probe.secret_file,
+      "Shared secret (default: the configuration's responder.secret_file)");
+}
+
+void AddDoctorCommand(CLI::App& app, CommandLine& cl) {
+  cl.doctor_command = app.add_subcommand(
+      "doctor",
+      "Evaluate every check on this host now and print findings with their fixes "
+      "(exit 0: all pass, 1: a check fails, 2: could not run)");
+  // --path.sysfs, --path.procfs, --config.file, --probe.worker-path and --peer.insecure may also
+  // follow `doctor`.
+  cl.doctor_command->fallthrough();
+  cl.doctor_command->add_option("--peer", cl.doctor.peer,
+                                "Also ask this peer agent's responder for its versions and rail "
+                                "MTUs, HOST[:PORT]");
+  cl.doctor_command->add_option("--output", cl.doctor.output, "text or json");
+  cl.doctor_command->add_option(
+      "--peer.secret-file", cl.doctor.secret_file,
       "Shared secret (default: the configuration's responder.secret_file)");
 }
 
@@ -146,6 +168,21 @@ int RunProbe(CommandLine& cl) {
     return Fail(error.what());
   }
   return rail::agent::RunProbeCommand(cl.probe, std::cout, std::cerr);
+}
+
+int RunDoctor(CommandLine& cl) {
+  cl.doctor.sysfs_root = cl.options.sysfs_root;
+  cl.doctor.procfs_root = cl.options.procfs_root;
+  cl.doctor.config_file = cl.options.config_file;
+  cl.doctor.insecure = cl.options.peer_insecure;
+  cl.doctor.worker_path = cl.options.probe_worker_path;
+  cl.doctor.cuda_library = cl.options.cuda_library;
+  try {
+    rail::base::ConfigureLogging(cl.log_level, cl.log_format);
+  } catch (const std::exception& error) {
+    return Fail(error.what());
+  }
+  return rail::agent::RunDoctor(cl.doctor, std::cout, std::cerr);
 }
 
 void TuneProcess() {
@@ -203,6 +240,7 @@ int main(int argc, char** argv) {
   CommandLine cl;
   AddAgentFlags(app, cl);
   AddProbeCommand(app, cl);
+  AddDoctorCommand(app, cl);
   AddCollectorFlags(app, cl);
   try {
     app.parse(argc, argv);
@@ -222,5 +260,6 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (!cl.config_file.empty()) cl.options.config_file = cl.config_file;
+  if (*cl.doctor_command) return RunDoctor(cl);
   return *cl.probe_command ? RunProbe(cl) : RunAgent(cl);
 }

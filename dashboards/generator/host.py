@@ -2,9 +2,68 @@
 
 from generator.panels import (
     INST, NETDEV_ONLY_RAILS, OK_FAIL, RAILS_BY_PORT, SEL, UP_DOWN, dashboard,
-    merged_table_transformations, override, per_netdev, stat, state_timeline, table, targets,
-    thresholds, value_map,
+    merged_table_transformations, override, per_netdev, row, stat, state_timeline, table,
+    targets, thresholds, timeseries, value_map,
 )
+
+GPU_CHECKS = "pcie_link|gpu_nic_affinity|gpu_direct|gpu_memory_throughput"
+
+
+def gpu_path_panels():
+    """The GPU memory path: each GPU's path to the rails, PCIe links below what they can train
+    at, and the verdicts of the four GPU path checks."""
+    paths = table(
+        "GPU to rail paths",
+        "The PCIe path between every GPU and every rail's RDMA device (rail_gpu_nic_path_info), "
+        "named as nvidia-smi topo -m names it: PIX and PXB stay under PCIe switches, PHB, NODE "
+        "and SYS cross the CPU. GPUDirect RDMA wants a rail at PIX or PXB for each GPU.",
+        targets("max by (instance, pci_bus_id, rail, device, path) "
+                "(rail_gpu_nic_path_info{%s})" % SEL, instant=True, fmt="table"),
+        [{"id": "organize", "options": {
+            "excludeByName": {"Time": True, "Value": True},
+            "indexByName": {"instance": 0, "pci_bus_id": 1, "rail": 2, "device": 3, "path": 4},
+            "renameByName": {"instance": "Instance", "pci_bus_id": "GPU", "rail": "Rail",
+                             "device": "Device", "path": "Path"}}}],
+        [], sort_by="GPU")
+    degraded = table(
+        "PCIe links below their maximum",
+        "GPUs (device empty) and RDMA devices whose link trained narrower than it can "
+        "(rail_pcie_link_width, current against max: lanes). A GPU's speed drops when it is idle "
+        "and is judged only during GPU-memory probes (the pcie_link check).",
+        # The smaller of a function's two widths (current, max) below the larger: current
+        # below what it can train at, whatever the label of each.
+        targets("min by (instance, pci_bus_id, device) (rail_pcie_link_width{%s}) "
+                "< on (instance, pci_bus_id, device) "
+                "max by (instance, pci_bus_id, device) (rail_pcie_link_width{%s})"
+                % (INST, INST), instant=True, fmt="table"),
+        [{"id": "organize", "options": {
+            "excludeByName": {"Time": True},
+            "indexByName": {"instance": 0, "pci_bus_id": 1, "device": 2, "Value": 3},
+            "renameByName": {"instance": "Instance", "pci_bus_id": "PCI address",
+                             "device": "Device", "Value": "Lanes now"}}}],
+        [], sort_by="PCI address")
+    verdicts = state_timeline(
+        "GPU path checks",
+        "pcie_link, gpu_nic_affinity, gpu_direct and gpu_memory_throughput (rail_check_ok): 1 "
+        "passes, 0 fails; rail_check_info has the reason and `rail_exporter doctor` the fix.",
+        targets(("min by (instance, check, rail, peer) "
+                 "(rail_check_ok{%s, check=~\"%s\", rail=~\"$rail|\"})" % (INST, GPU_CHECKS),
+                 "{{instance}} {{check}} {{rail}} {{peer}}")),
+        OK_FAIL)
+    ratio = timeseries(
+        "GPU memory / host memory throughput",
+        "Each probe run from GPU memory divided by the same probe's run from host memory "
+        "(rail_probe_memory_throughput_ratio); memory_path says how the GPU bytes moved "
+        "(gpu_direct, cuda_copy, staged). The gpu_memory_throughput check fails below "
+        "health.gpu_memory_min_host_ratio (0.5 by default).",
+        targets(("rail_probe_memory_throughput_ratio{%s}" % SEL,
+                 "{{instance}} {{rail}} {{kind}} {{memory}} via {{memory_path}} -> {{peer}}")),
+        "percentunit", minimum=0, threshold=0.5)
+    return [
+        (row("GPU memory path"), 24, 1),
+        (paths, 12, 8), (degraded, 12, 8),
+        (verdicts, 12, 8), (ratio, 12, 8),
+    ]
 
 
 def host_overview():
@@ -150,7 +209,7 @@ def host_overview():
         (failing, 12, 8), (checks, 12, 8),
         (agents, 12, 7), (devices, 12, 7),
         (gids, 24, 8),
-    ]
+    ] + gpu_path_panels()
     return dashboard(
         "rail-exporter-host", "Rail exporter / Host overview",
         "The rails of a host: state, speed, netdev, RoCE v2 GID, the transport UCX really uses, "

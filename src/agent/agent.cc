@@ -186,6 +186,10 @@ void Agent::StartCollectors() {
   sources.health.interface_addresses = health::ReadInterfaceAddresses;
   sources.health.own_agent_version = base::GetBuildInfo().version;
   sources.health.own_ucx_version = ucx_version_;
+  sources.health.capabilities = [this]() -> std::optional<probe::WorkerCapabilities> {
+    if (!probing_ || probing_->worker() == nullptr) return std::nullopt;
+    return probing_->worker()->Status().capabilities;
+  };
   sources.probe_worker = [this]() -> std::optional<probe::WorkerStatus> {
     if (!probing_ || probing_->worker() == nullptr) return std::nullopt;
     return probing_->worker()->Status();

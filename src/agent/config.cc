@@ -202,10 +202,11 @@ double Fraction(const YAML::Node& node, const std::string& source, const std::st
 
 void ParseHealth(const YAML::Node& node, const std::string& source, health::Thresholds& out) {
   if (!node.IsMap()) Fail(source, "health", "expected a mapping");
-  RejectUnknownKeys(node,
-                    {"probe_throughput_min_line_rate_fraction",
-                     "probe_throughput_min_sibling_fraction", "multirail_max_rail_share"},
-                    source, "health.");
+  RejectUnknownKeys(
+      node,
+      {"probe_throughput_min_line_rate_fraction", "probe_throughput_min_sibling_fraction",
+       "multirail_max_rail_share", "gpu_nic_max_path", "gpu_memory_min_host_ratio"},
+      source, "health.");
   if (node["probe_throughput_min_line_rate_fraction"]) {
     out.probe_throughput_min_line_rate_fraction =
         Fraction(node["probe_throughput_min_line_rate_fraction"], source,
@@ -223,6 +224,20 @@ void ParseHealth(const YAML::Node& node, const std::string& source, health::Thre
     if (out.multirail_max_rail_share >= 1) {
       Fail(source, "health.multirail_max_rail_share", "must be below 1");
     }
+  }
+  if (node["gpu_nic_max_path"]) {
+    const auto name = Scalar<std::string>(node["gpu_nic_max_path"], source,
+                                          "health.gpu_nic_max_path", "PIX, PXB, PHB, NODE or SYS");
+    const auto path = inventory::ParsePciPath(name);
+    if (!path) {
+      Fail(source, "health.gpu_nic_max_path",
+           "expected PIX, PXB, PHB, NODE or SYS, got '" + name + "'");
+    }
+    out.gpu_nic_max_path = *path;
+  }
+  if (node["gpu_memory_min_host_ratio"]) {
+    out.gpu_memory_min_host_ratio =
+        Fraction(node["gpu_memory_min_host_ratio"], source, "health.gpu_memory_min_host_ratio");
   }
 }
 

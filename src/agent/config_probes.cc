@@ -5,6 +5,7 @@
 
 #include "agent/config_yaml.h"
 #include "rail/agent/config.h"
+#include "rail/gpu/memory.h"
 #include "rail/probe/result.h"
 
 namespace rail::agent {
@@ -61,6 +62,24 @@ unsigned Streams(const YAML::Node& node, const std::string& source, const std::s
   return streams;
 }
 
+// Buffers of another memory type than host exist only for the kinds that move bulk data through
+// UCX registered memory; the RTT and TCP kinds would silently ignore the field.
+gpu::MemoryType Memory(const YAML::Node& node, const std::string& kind, const std::string& source,
+                       const std::string& key) {
+  const auto text = Scalar<std::string>(node, source, key, "host, cuda or cuda_host");
+  const auto memory = gpu::ParseMemoryType(text);
+  if (!memory) Fail(source, key, "expected host, cuda or cuda_host, got '" + text + "'");
+  const auto parsed_kind = probe::ParseProbeKind(kind);
+  if (*memory != gpu::MemoryType::kHost && !probe::TakesMemoryType(*parsed_kind)) {
+    Fail(source, key,
+         "memory '" + text +
+             "' needs kind ucx_throughput, multirail_capacity or "
+             "ucx_multirail_throughput (" +
+             kind + " moves host memory only)");
+  }
+  return *memory;
+}
+
 void ParseTiming(const YAML::Node& node, const std::string& source, const std::string& key,
                  ProbeConfig& probe) {
   if (node["duration"]) probe.duration = DurationValue(node["duration"], source, key + ".duration");
@@ -86,10 +105,11 @@ void DefaultTimeoutAndCheckTiming(ProbeConfig& probe, const std::string& source,
 
 ProbeConfig ParseProbe(const YAML::Node& node, const std::string& source, const std::string& key) {
   if (!node.IsMap()) Fail(source, key, "expected a mapping");
-  RejectUnknownKeys(node,
-                    {"kind", "peers", "rails", "operation", "message_sizes", "window", "streams",
-                     "duration", "interval", "jitter", "timeout", "ucx_transports", "max_bytes"},
-                    source, key + ".");
+  RejectUnknownKeys(
+      node,
+      {"kind", "peers", "rails", "operation", "message_sizes", "window", "streams", "duration",
+       "interval", "jitter", "timeout", "ucx_transports", "max_bytes", "memory"},
+      source, key + ".");
   ProbeConfig probe;
   probe.kind = ProbeKind(node, source, key);
   if (node["peers"]) probe.peers = StringList(node["peers"], source, key + ".peers");
@@ -110,6 +130,7 @@ ProbeConfig ParseProbe(const YAML::Node& node, const std::string& source, const 
   if (node["max_bytes"]) {
     probe.max_bytes = Positive<std::uint64_t>(node["max_bytes"], source, key + ".max_bytes");
   }
+  if (node["memory"]) probe.memory = Memory(node["memory"], probe.kind, source, key + ".memory");
   DefaultTimeoutAndCheckTiming(probe, source, key);
   return probe;
 }

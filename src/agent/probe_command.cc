@@ -53,6 +53,14 @@ nlohmann::json ToJson(const probe::ProbeResult& result) {
     json["error_message"] = result.error_message;
   }
   if (probe::IsBusy(result)) json["retry_after_ms"] = result.retry_after.count();
+  if (probe::TakesMemoryType(result.kind)) {
+    json["memory"] = gpu::MemoryTypeName(result.memory);
+    json["memory_path"] = result.memory_path;
+  }
+  if (!result.gpu_pci_bus_id.empty()) json["gpu_pci_bus_id"] = result.gpu_pci_bus_id;
+  if (result.gpu_link_speed_gts) json["gpu_link_speed_gts"] = *result.gpu_link_speed_gts;
+  // A successful run's message is a note (the GPU chosen without the topology's answer).
+  if (result.success && !result.error_message.empty()) json["note"] = result.error_message;
   if (result.peer_cpu_seconds) json["peer_cpu_seconds"] = *result.peer_cpu_seconds;
   if (result.rtt) {
     json["rtt_round_trip_seconds"] = {{"count", result.rtt->count}, {"min", result.rtt->min},
@@ -143,6 +151,7 @@ std::vector<probe::ProbeRail> SelectRails(const std::vector<probe::ProbeRail>& a
 struct ProbeChoice {
   probe::ProbeKind kind;
   probe::UcxOperation operation;
+  gpu::MemoryType memory;
 };
 
 // The choice the options make; nullopt, with the error written, when an option is not understood.
@@ -161,7 +170,17 @@ std::optional<ProbeChoice> CheckOptions(const ProbeCommandOptions& options, std:
     err << "rail_exporter probe: --output: expected table or json\n";
     return std::nullopt;
   }
-  return ProbeChoice{*kind, *operation};
+  const auto memory = gpu::ParseMemoryType(options.memory);
+  if (!memory) {
+    err << "rail_exporter probe: --memory: expected host, cuda or cuda_host\n";
+    return std::nullopt;
+  }
+  if (*memory != gpu::MemoryType::kHost && !probe::TakesMemoryType(*kind)) {
+    err << "rail_exporter probe: --memory " << options.memory
+        << " needs --kind ucx_throughput, multirail_capacity or ucx_multirail_throughput\n";
+    return std::nullopt;
+  }
+  return ProbeChoice{*kind, *operation, *memory};
 }
 
 // Everything but the rails, which each run sets.
@@ -179,6 +198,7 @@ probe::ProbeParams ParamsFor(const ProbeCommandOptions& options, const ProbeChoi
   params.timeout =
       options.timeout.count() > 0 ? options.timeout : options.duration + std::chrono::seconds(10);
   params.ucx_transports = options.ucx_transports;
+  params.memory = choice.memory;
   return params;
 }
 

@@ -117,11 +117,16 @@ PlannedProbe PlanJob(const ProbeConfig& entry, probe::ProbeKind kind, const Peer
   params.duration = entry.duration;
   params.timeout = entry.timeout;
   params.ucx_transports = entry.transports;
+  params.memory = entry.memory;
   planned.interval = entry.interval;
 
   auto& job = planned.job;
   for (const auto& rail : rails) job.rails.push_back(rail.name);
   job.name = entry.kind + "/" + peer.name + "/" + probe::RailLabel(job.rails);
+  // Host and GPU-memory runs of one kind are two jobs (and two series).
+  if (entry.memory != gpu::MemoryType::kHost) {
+    job.name += std::string("/") + gpu::MemoryTypeName(entry.memory);
+  }
   job.kind = entry.kind;
   job.peer = peer.name;
   job.load = probe::IsBulk(kind) ? schedule::ProbeLoad::kBulk : schedule::ProbeLoad::kLatency;

@@ -9,6 +9,7 @@
 #include "collectors/families.h"
 #include "collectors/registry.h"
 #include "rail/health/snapshot_checks.h"
+#include "rail/probe/memory_ratio.h"
 #include "rail/probe/result_store.h"
 
 namespace rail::collectors {
@@ -16,25 +17,46 @@ namespace {
 
 using detail::Labels;
 
+Labels With(Labels labels, const char* name, std::string value) {
+  labels.push_back({name, std::move(value)});
+  return labels;
+}
+
+// The kinds whose buffers may be GPU memory carry the memory type (and their runs what moved
+// it); the others move host memory only and keep their labels.
+bool TakesMemory(const std::string& kind) {
+  const auto parsed = probe::ParseProbeKind(kind);
+  return parsed && probe::TakesMemoryType(*parsed);
+}
+
 Labels SeriesLabels(const probe::SeriesKey& key) {
   Labels labels = {{"kind", key.kind},
                    {"peer", key.peer},
                    {"rail", key.rail},
                    {"size", std::to_string(key.message_size_bytes)}};
   if (key.streams > 0) labels.push_back({"streams", std::to_string(key.streams)});
-  return labels;
-}
-
-Labels With(Labels labels, const char* name, std::string value) {
-  labels.push_back({name, std::move(value)});
+  if (TakesMemory(key.kind)) labels.push_back({"memory", key.memory});
   return labels;
 }
 
 Labels RailLabels(const probe::SeriesState& state, const std::string& rail) {
-  return {{"kind", state.key.kind},
-          {"peer", state.last.peer},
-          {"rail", rail},
-          {"size", std::to_string(state.key.message_size_bytes)}};
+  Labels labels = {{"kind", state.key.kind},
+                   {"peer", state.last.peer},
+                   {"rail", rail},
+                   {"size", std::to_string(state.key.message_size_bytes)}};
+  if (TakesMemory(state.key.kind)) {
+    labels.push_back({"memory", state.key.memory});
+    labels.push_back({"memory_path", state.last.memory_path});
+  }
+  return labels;
+}
+
+// A run's figures carry what really moved the bytes (memory_path); the counters do not, so that
+// a series' counts stay one series when its path changes.
+Labels LastRunLabels(const probe::SeriesState& state) {
+  Labels labels = SeriesLabels(state.key);
+  if (TakesMemory(state.key.kind)) labels.push_back({"memory_path", state.last.memory_path});
+  return labels;
 }
 
 double Seconds(std::chrono::system_clock::time_point at) {
@@ -132,7 +154,7 @@ void SeriesFamilies::AddCumulative(const probe::SeriesState& state,
 
 // The gauges of a current run.
 void SeriesFamilies::AddLastRun(const probe::SeriesState& state) {
-  const Labels series = SeriesLabels(state.key);
+  const Labels series = LastRunLabels(state);
   const auto& result = state.last;
   success.Add(series, result.success ? 1 : 0);
   if (!result.success) return;
@@ -249,6 +271,27 @@ void PeerFamilies::MoveTo(const std::vector<health::CheckResult>& verdicts,
   }
 }
 
+// Each rail's GPU-memory throughput over its host-memory throughput (the same kind, peer and
+// size), for the current series of both.
+void AddMemoryRatios(const std::vector<probe::SeriesState>& series, const probe::ResultStore& store,
+                     std::vector<prometheus::MetricFamily>& out) {
+  auto ratio = detail::Gauge(
+      "rail_probe_memory_throughput_ratio",
+      "Throughput of the last run with GPU memory (memory: cuda or cuda_host) divided by the "
+      "same probe's with host memory; memory_path says what moved the GPU memory's bytes.");
+  for (const auto& entry : probe::MemoryThroughputRatios(
+           series, [&](const probe::SeriesState& state) { return store.IsCurrent(state); })) {
+    ratio.Add({{"kind", entry.kind},
+               {"peer", entry.peer},
+               {"rail", entry.rail},
+               {"size", std::to_string(entry.message_size_bytes)},
+               {"memory", gpu::MemoryTypeName(entry.memory)},
+               {"memory_path", entry.memory_path}},
+              entry.ratio);
+  }
+  ratio.MoveTo(out);
+}
+
 // Runs a peer refused busy: counted here and nowhere else (no run, no error, no verdict).
 void AddBusy(const probe::ResultStore& store, std::vector<prometheus::MetricFamily>& out) {
   auto busy = detail::Counter("rail_probe_busy_total",
@@ -287,6 +330,7 @@ class ProbeCollector final : public Collector {
       family->MoveTo(out);
     }
     peers.MoveTo(verdicts.checks, out);
+    AddMemoryRatios(verdicts.series, *store, out);
     if (!series.histogram.metric.empty()) out.push_back(std::move(series.histogram));
     AddBusy(*store, out);
   }

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "rail/gpu/driver.h"
 #include "rail/health/checks.h"
 
 namespace rail::health::detail {
@@ -20,6 +21,12 @@ void CheckPeerVersions(const HealthInputs& inputs, std::vector<CheckResult>& out
 void CheckCounters(const HealthInputs& inputs, std::vector<CheckResult>& out);  // counter_saturated
 // multirail_striping, probe_throughput, transport_fallback
 void CheckProbes(const HealthInputs& inputs, std::vector<CheckResult>& out);
+void CheckPcieLinks(const HealthInputs& inputs, std::vector<CheckResult>& out);  // pcie_link
+void CheckGpuNicAffinity(const HealthInputs& inputs,
+                         std::vector<CheckResult>& out);                         // gpu_nic_affinity
+void CheckGpuDirect(const HealthInputs& inputs, std::vector<CheckResult>& out);  // gpu_direct
+void CheckGpuMemoryThroughput(const HealthInputs& inputs,
+                              std::vector<CheckResult>& out);  // gpu_memory_throughput
 
 // A verdict: failing when `reason` is not empty.
 CheckResult Verdict(std::string check, std::string rail, std::string peer, std::string reason);
@@ -33,6 +40,15 @@ const std::vector<InterfaceAddress>& Addresses(const HealthInputs& inputs);
 const sysfs::InfinibandPort* FindPort(const HealthInputs& inputs, const inventory::Rail& rail);
 // class/net/<name> as read, or nullptr.
 const sysfs::NetDevice* FindNetDevice(const HealthInputs& inputs, const std::string& name);
+
+// The inputs' PCIe topology; a null pointer reads as empty.
+const inventory::PcieTopology& Topology(const HealthInputs& inputs);
+// What the driver says about the GPU at `pci_bus_id`, or nullptr (no capabilities yet, or the
+// driver does not show it).
+const gpu::CudaDevice* FindCudaDevice(const HealthInputs& inputs, const std::string& pci_bus_id);
+// A GPU on its own PCIe link (attach pcie, and not integrated as far as the driver says): the
+// only kind GPUDirect RDMA and the GPU<->NIC path apply to.
+bool IsDiscrete(const HealthInputs& inputs, const inventory::Gpu& gpu);
 
 // The latest result of each peer that reported its versions (any kind, current or not), by peer.
 std::vector<const probe::ProbeResult*> LatestPerPeer(const HealthInputs& inputs);

@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "health/check_helpers.h"
+#include "rail/health/remedies.h"
 
 namespace rail::health {
 namespace detail {
@@ -58,6 +59,25 @@ std::vector<const probe::ProbeResult*> LatestPerPeer(const HealthInputs& inputs)
   return out;
 }
 
+const inventory::PcieTopology& Topology(const HealthInputs& inputs) {
+  static const inventory::PcieTopology kNone;
+  return inputs.topology ? *inputs.topology : kNone;
+}
+
+const gpu::CudaDevice* FindCudaDevice(const HealthInputs& inputs, const std::string& pci_bus_id) {
+  if (inputs.capabilities == nullptr) return nullptr;
+  for (const auto& device : inputs.capabilities->cuda.devices) {
+    if (device.pci_bus_id == pci_bus_id) return &device;
+  }
+  return nullptr;
+}
+
+bool IsDiscrete(const HealthInputs& inputs, const inventory::Gpu& gpu) {
+  if (gpu.attach != inventory::GpuAttach::kPcie) return false;
+  const auto* device = FindCudaDevice(inputs, gpu.pci_bus_id);
+  return device == nullptr || !device->integrated;
+}
+
 std::string Join(const std::vector<std::string>& items, const char* separator) {
   return fmt::format("{}", fmt::join(items, separator));
 }
@@ -70,24 +90,10 @@ std::string Gbits(double bytes_per_second) {
 
 namespace {
 
-// The order of the tokens in checks.h.
-constexpr const char* kCheckOrder[] = {"port_active",
-                                       "port_rate",
-                                       "roce_gid",
-                                       "duplicate_subnet",
-                                       "mtu",
-                                       "peer_mtu",
-                                       "peer_version",
-                                       "counter_saturated",
-                                       "multirail_striping",
-                                       "probe_throughput",
-                                       "transport_fallback"};
-
+// The order of the tokens in checks.h (CheckTokens).
 std::size_t CheckRank(const std::string& check) {
-  for (std::size_t i = 0; i < std::size(kCheckOrder); ++i) {
-    if (check == kCheckOrder[i]) return i;
-  }
-  return std::size(kCheckOrder);
+  const auto& tokens = CheckTokens();
+  return static_cast<std::size_t>(std::find(tokens.begin(), tokens.end(), check) - tokens.begin());
 }
 
 }  // namespace
@@ -101,6 +107,10 @@ std::vector<CheckResult> EvaluateChecks(const HealthInputs& inputs) {
   detail::CheckPeerVersions(inputs, results);
   detail::CheckCounters(inputs, results);
   detail::CheckProbes(inputs, results);
+  detail::CheckPcieLinks(inputs, results);
+  detail::CheckGpuNicAffinity(inputs, results);
+  detail::CheckGpuDirect(inputs, results);
+  detail::CheckGpuMemoryThroughput(inputs, results);
 
   // Rails in the inputs' order (configured first), host-wide verdicts ("") before them, rails
   // only the probe results name after them.

@@ -24,6 +24,11 @@ SnapshotVerdicts EvaluateSnapshot(inventory::Snapshot& snapshot, const Context& 
       return store->IsCurrent(state);
     };
   }
+  inputs.topology = &snapshot.Topology();
+  inputs.peer_memory = &snapshot.PeerMemory();
+  std::optional<probe::WorkerCapabilities> capabilities;
+  if (context.capabilities) capabilities = context.capabilities();
+  if (capabilities) inputs.capabilities = &*capabilities;
   verdicts.checks = EvaluateChecks(inputs);
   return verdicts;
 }

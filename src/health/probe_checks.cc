@@ -84,6 +84,9 @@ void CheckThroughput(const HealthInputs& inputs, std::vector<CheckResult>& out) 
       continue;
     }
     if (state->last.rails.size() != 1) continue;
+    // GPU-memory runs are judged against the same rail's host run (gpu_memory_throughput), not
+    // against the line rate or host-memory siblings.
+    if (state->key.memory != "host") continue;
     groups[{state->key.peer, state->key.kind, state->key.message_size_bytes}].push_back(state);
   }
   std::map<RailPeer, std::vector<std::string>> verdicts;

@@ -224,6 +224,7 @@ json ToJson(const ProbeSetup& message) {
   if (message.tcp_port) out["tcp_port"] = *message.tcp_port;
   if (message.streams != 1) out["streams"] = message.streams;
   if (!message.run_id.empty()) out["run_id"] = message.run_id;
+  if (!message.memory.empty()) out["memory"] = message.memory;
   return out;
 }
 
@@ -265,6 +266,9 @@ bool FromJson(const json& value, ErrorReply* message, std::string* error) {
   return true;
 }
 
+// Longer than any memory type name; the handler refuses names it does not know.
+constexpr std::size_t kMaxMemoryNameBytes = 32;
+
 bool FromJson(const json& value, ProbeSetup* message, std::string* error) {
   error->clear();
   FieldReader reader(value, kTypeProbeSetup, error);
@@ -281,7 +285,8 @@ bool FromJson(const json& value, ProbeSetup* message, std::string* error) {
       reader.OptionalBase64("ucx_rkey", &message->ucx_rkey) &&
       reader.Unsigned("tcp_port", 1, 65535, &port, /*required=*/false) &&
       reader.Unsigned("streams", 1, kMaxProbeStreams, &streams, /*required=*/false) &&
-      reader.OptionalString("run_id", kMaxRunIdBytes, &message->run_id);
+      reader.OptionalString("run_id", kMaxRunIdBytes, &message->run_id) &&
+      reader.OptionalString("memory", kMaxMemoryNameBytes, &message->memory);
   if (!valid) return false;
   message->streams = static_cast<std::uint32_t>(streams);
   message->tcp_port.reset();

@@ -34,6 +34,9 @@ ProbeResult NewResult(const ProbeParams& params) {
   result.kind = params.kind;
   result.peer = params.peer;
   for (const ProbeRail& rail : params.rails) result.rails.push_back(rail.name);
+  result.memory = params.memory;
+  // What moves GPU memory is known only once the sides are set up (the kinds fill it in).
+  if (params.memory == gpu::MemoryType::kCuda) result.memory_path = "unknown";
   return result;
 }
 

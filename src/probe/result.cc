@@ -47,6 +47,11 @@ bool IsMultiRail(ProbeKind kind) {
   return kind == ProbeKind::kMultirailCapacity || kind == ProbeKind::kUcxMultirailThroughput;
 }
 
+bool TakesMemoryType(ProbeKind kind) {
+  return kind == ProbeKind::kUcxThroughput || kind == ProbeKind::kMultirailCapacity ||
+         kind == ProbeKind::kUcxMultirailThroughput;
+}
+
 const char* UcxOperationName(UcxOperation operation) {
   switch (operation) {
     case UcxOperation::kPut:

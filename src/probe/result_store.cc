@@ -15,8 +15,8 @@ std::string RailLabel(const std::vector<std::string>& rails) {
 ResultStore::ResultStore(const base::Clock& clock) : clock_(clock), rtt_buckets_(RttBuckets()) {}
 
 void ResultStore::Record(ProbeResult result, std::chrono::milliseconds interval) {
-  SeriesKey key{ProbeKindName(result.kind), result.peer, RailLabel(result.rails),
-                result.message_size_bytes, result.streams};
+  SeriesKey key{ProbeKindName(result.kind), result.peer,    RailLabel(result.rails),
+                result.message_size_bytes,  result.streams, gpu::MemoryTypeName(result.memory)};
   std::lock_guard lock(mutex_);
   auto& state = series_[key];
   state.key = key;

@@ -62,14 +62,38 @@ std::string CheckText(const health::CheckResult& check) {
   return text;
 }
 
-void RenderChecks(std::ostringstream& html, const std::vector<health::CheckResult>& failing) {
+// One failing check, with its fix (health::Remedy) when the page has it.
+void RenderCheck(std::ostringstream& html, const health::CheckResult& check,
+                 const std::vector<std::string>& fixes, std::size_t index) {
+  html << "<li>" << Escape(CheckText(check));
+  if (index < fixes.size() && !fixes[index].empty()) {
+    html << "<br><span class=\"fix\">fix: <code>" << Escape(fixes[index]) << "</code></span>";
+  }
+  html << "</li>";
+}
+
+void RenderChecks(std::ostringstream& html, const std::vector<health::CheckResult>& failing,
+                  const std::vector<std::string>& fixes) {
   if (failing.empty()) {
     html << "<td class=\"ok\">none</td>";
     return;
   }
   html << "<td class=\"bad\"><ul>";
-  for (const auto& check : failing) html << "<li>" << Escape(CheckText(check)) << "</li>";
+  for (std::size_t i = 0; i < failing.size(); ++i) RenderCheck(html, failing[i], fixes, i);
   html << "</ul></td>";
+}
+
+void RenderGpus(std::ostringstream& html, const std::vector<LandingGpuRow>& gpus) {
+  if (gpus.empty()) return;
+  html << "<h2>GPUs</h2>\n<table id=\"gpus\"><tr><th>GPU</th><th>attach</th><th>PCIe link</th>"
+       << "<th>nearest RDMA device (path)</th></tr>\n";
+  for (const auto& gpu : gpus) {
+    html << "<tr class=\"gpu\" data-gpu=\"" << Escape(gpu.pci_bus_id) << "\"><td>"
+         << Escape(gpu.pci_bus_id) << "</td><td>" << Escape(gpu.attach) << "</td><td class=\""
+         << (gpu.healthy_link ? "ok" : "bad") << "\">" << Escape(gpu.link) << "</td><td>"
+         << Escape(gpu.nearest) << "</td></tr>\n";
+  }
+  html << "</table>\n";
 }
 
 void RenderRow(std::ostringstream& html, const LandingRailRow& row) {
@@ -81,7 +105,7 @@ void RenderRow(std::ostringstream& html, const LandingRailRow& row) {
        << Throughput(row.throughput_bytes_per_second) << "</td><td>"
        << RoundTrip(row.rtt_p50_seconds) << "</td><td>" << RoundTrip(row.rtt_p99_seconds)
        << "</td><td>" << Escape(row.transport) << "</td>";
-  RenderChecks(html, row.failing);
+  RenderChecks(html, row.failing, row.fixes);
   html << "</tr>\n";
 }
 
@@ -95,6 +119,7 @@ std::string RenderLandingPage(const LandingPage& page) {
        << "body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
        << "td,th{border:1px solid #999;padding:.3em .6em;text-align:left;vertical-align:top}"
        << "th{background:#eee}.ok{color:#070}.bad{color:#b00}ul{margin:0;padding-left:1.2em}"
+       << ".fix{color:#333}"
        << "</style></head><body>\n"
        << "<h1>rail_exporter</h1>\n<p>Version " << Escape(page.version) << " ("
        << Escape(page.revision) << "), UCX " << Escape(page.ucx_version)
@@ -110,13 +135,14 @@ std::string RenderLandingPage(const LandingPage& page) {
   for (const auto& row : page.rails) RenderRow(html, row);
   html << "</table>\n";
   if (page.rails.empty()) html << "<p id=\"no-rails\">No rail: no active RDMA port.</p>\n";
+  RenderGpus(html, page.gpus);
   html << "<h2>Host checks</h2>\n";
   if (page.host_failing.empty()) {
     html << "<p id=\"host-checks\" class=\"ok\">No failing host check.</p>\n";
   } else {
     html << "<ul id=\"host-checks\" class=\"bad\">";
-    for (const auto& check : page.host_failing) {
-      html << "<li>" << Escape(CheckText(check)) << "</li>";
+    for (std::size_t i = 0; i < page.host_failing.size(); ++i) {
+      RenderCheck(html, page.host_failing[i], page.host_fixes, i);
     }
     html << "</ul>\n";
   }

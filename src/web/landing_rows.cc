@@ -3,6 +3,7 @@
 #include <set>
 #include <sstream>
 
+#include "rail/health/remedies.h"
 #include "rail/web/landing_page.h"
 
 namespace rail::web {
@@ -53,7 +54,9 @@ std::string RoceGid(const inventory::Rail& rail, const sysfs::InfinibandPort* po
 }
 
 bool IsSingleRailBulk(const probe::SeriesState& state) {
-  return state.key.kind == "ucx_throughput" || state.key.kind == "tcp_throughput";
+  // The rail's own figure: host memory (a GPU-memory run says what the GPU path gets).
+  return (state.key.kind == "ucx_throughput" || state.key.kind == "tcp_throughput") &&
+         state.key.memory == "host";
 }
 
 bool IsPingPong(const probe::SeriesState& state) {
@@ -97,13 +100,58 @@ std::string TransportText(const std::vector<probe::SeriesState>& series, const s
   return text;
 }
 
+std::string Width(const std::optional<unsigned>& width) {
+  return width ? "x" + std::to_string(*width) : std::string("x?");
+}
+
+std::string Speed(const std::optional<double>& gts) {
+  if (!gts) return "? GT/s";
+  std::ostringstream text;
+  text << *gts << " GT/s";
+  return text.str();
+}
+
+// Width against what the link can train at; the speed as read, marked idle-dependent (a GPU
+// lowers it when idle, so only the width says something here).
+void DescribeGpuLink(const inventory::Gpu& gpu, LandingGpuRow& row) {
+  const auto& state = gpu.link;
+  row.link = Width(state.link.current_width) + " (can " + Width(state.attainable_width) + "), " +
+             Speed(state.link.current_speed_gts) + " now";
+  row.healthy_link = !(state.link.current_width && state.attainable_width &&
+                       *state.link.current_width < *state.attainable_width);
+}
+
 }  // namespace
 
-std::vector<LandingRailRow> BuildLandingRows(
-    const std::vector<inventory::Rail>& rails, const std::vector<sysfs::InfinibandDevice>& devices,
-    const std::vector<sysfs::NetDevice>& net_devices, const std::vector<probe::SeriesState>& series,
-    const std::vector<health::CheckResult>& checks,
-    const std::vector<health::InterfaceAddress>& addresses) {
+std::vector<LandingGpuRow> BuildLandingGpuRows(const inventory::PcieTopology& topology) {
+  std::vector<LandingGpuRow> rows;
+  for (const auto& gpu : topology.gpus) {
+    LandingGpuRow row;
+    row.pci_bus_id = gpu.pci_bus_id;
+    row.attach = inventory::GpuAttachName(gpu.attach);
+    if (gpu.attach != inventory::GpuAttach::kPcie) {
+      row.nearest = "integrated: no GPUDirect RDMA, pinned host memory is the fast path";
+    } else if (const auto* nearest = inventory::NearestDevice(topology, gpu.pci_bus_id)) {
+      const auto* path = inventory::FindPath(topology, gpu.pci_bus_id, nearest->device);
+      row.nearest = nearest->device + " (" +
+                    (path ? inventory::PciPathName(path->path) : std::string("?")) + ")";
+      DescribeGpuLink(gpu, row);
+    } else {
+      row.nearest = "no RDMA device";
+      DescribeGpuLink(gpu, row);
+    }
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+std::vector<LandingRailRow> BuildLandingRows(const std::vector<inventory::Rail>& rails,
+                                             const std::vector<sysfs::InfinibandDevice>& devices,
+                                             const std::vector<sysfs::NetDevice>& net_devices,
+                                             const std::vector<probe::SeriesState>& series,
+                                             const std::vector<health::CheckResult>& checks,
+                                             const std::vector<health::InterfaceAddress>& addresses,
+                                             const inventory::PcieTopology* topology) {
   std::vector<LandingRailRow> rows;
   rows.reserve(rails.size());
   for (const auto& rail : rails) {
@@ -133,7 +181,10 @@ std::vector<LandingRailRow> BuildLandingRows(
     }
     row.transport = TransportText(series, rail.name);
     for (const auto& check : checks) {
-      if (!check.ok && check.rail == rail.name) row.failing.push_back(check);
+      if (!check.ok && check.rail == rail.name) {
+        row.failing.push_back(check);
+        row.fixes.push_back(health::Remedy(check, rails, topology));
+      }
     }
     rows.push_back(std::move(row));
   }
@@ -161,8 +212,12 @@ LandingPage BuildLandingPage(collectors::Scrape& scrape, LandingPage page) {
   }
   page.has_rdma_devices = !scrape.Devices().empty();
   page.rails = BuildLandingRows(scrape.Rails(), scrape.Devices(), scrape.NetDevices(), current,
-                                verdicts.checks, verdicts.addresses);
+                                verdicts.checks, verdicts.addresses, &scrape.Topology());
   page.host_failing = HostFailingChecks(page.rails, verdicts.checks);
+  for (const auto& check : page.host_failing) {
+    page.host_fixes.push_back(health::Remedy(check, scrape.Rails(), &scrape.Topology()));
+  }
+  page.gpus = BuildLandingGpuRows(scrape.Topology());
   return page;
 }
 

@@ -51,6 +51,8 @@ PROBE_AND_HEALTH_LABELS = {
     "rail_probe_rail_transmit_bytes": _SERIES,
     "rail_share_ratio": _SERIES,
     "rail_probe_cpu_seconds": _SERIES | {"side"},
+    "rail_probe_memory_throughput_ratio": {"kind", "peer", "rail", "size", "memory",
+                                           "memory_path"},
     "rail_fallback_tcp": {"rail", "peer"},
     "rail_multirail_striping_efficiency": {"peer"},
     "rail_multirail_not_striping": {"peer"},

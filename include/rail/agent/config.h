@@ -12,6 +12,7 @@
 
 #include "rail/base/bulk_concurrency.h"
 #include "rail/base/errors.h"
+#include "rail/gpu/memory.h"
 #include "rail/health/checks.h"
 #include "rail/inventory/rails.h"
 #include "rail/peer/limits.h"
@@ -52,6 +53,9 @@ struct ProbeConfig {
   std::chrono::milliseconds timeout{0};            // probes[].timeout; 0: duration + 10 s
   std::string transports;                          // probes[].ucx_transports: UCX_TLS override
   std::optional<std::uint64_t> max_bytes;          // probes[].max_bytes: bytes one run may move
+  // probes[].memory: host, cuda or cuda_host buffers on both sides (ucx_throughput,
+  // multirail_capacity, ucx_multirail_throughput only).
+  gpu::MemoryType memory = gpu::MemoryType::kHost;
 };
 
 struct AgentConfig {

@@ -24,6 +24,7 @@ struct ProbeCommandOptions {
   std::chrono::milliseconds duration{2000};
   std::chrono::milliseconds timeout{0};  // 0: duration + 10 s
   std::string ucx_transports;
+  std::string memory = "host";  // --memory: host, cuda, cuda_host (the bulk UCX kinds)
   std::string sysfs_root = "/sys";
   std::optional<std::string> config_file;
   std::optional<std::string> secret_file;  // else the config's responder.secret_file

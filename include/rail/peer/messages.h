@@ -81,6 +81,11 @@ struct ProbeSetup {
   // Shared by the control sessions of one initiator's run (a multi-rail run opens one per rail),
   // so that the responder admits them together (bulk_gate.h). Optional; "" when absent.
   std::string run_id;
+  // The memory type of the responder's buffer ("cuda", "cuda_host"; gpu::MemoryTypeName), so that
+  // both sides hold the same kind. Optional; "" when absent: host memory. A responder that
+  // predates it ignores it and answers without "memory" in its setup reply, which the initiator
+  // refuses for anything but host memory.
+  std::string memory;
 };
 
 nlohmann::json ToJson(const Hello& message);

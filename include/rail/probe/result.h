@@ -29,6 +29,8 @@ std::optional<ProbeKind> ParseProbeKind(const std::string& name);
 bool IsBulk(ProbeKind kind);
 // Multi-rail kinds run over all their rails at once; the others once per rail.
 bool IsMultiRail(ProbeKind kind);
+// The kinds whose buffers may be GPU memory (ProbeParams::memory); the others move host memory.
+bool TakesMemoryType(ProbeKind kind);
 
 enum class UcxOperation { kPut, kGet, kAm };
 const char* UcxOperationName(UcxOperation operation);  // "put", "get", "am"

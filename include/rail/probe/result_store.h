@@ -16,13 +16,17 @@
 
 namespace rail::probe {
 
-// A probe series: one kind against one peer over one set of rails at one message size.
+// A probe series: one kind against one peer over one set of rails at one message size, with one
+// memory type.
 struct SeriesKey {
   std::string kind;
   std::string peer;
   std::string rail;  // the rail, or the rails joined with "+" for multi-rail kinds
   std::uint64_t message_size_bytes = 0;
   unsigned streams = 0;  // tcp_throughput: 1 and N streams are two series (iperf3 -P)
+  // gpu::MemoryTypeName of the buffers: host and cuda runs of one rail are two series, compared
+  // by MemoryThroughputRatios (memory_ratio.h).
+  std::string memory = "host";
   auto operator<=>(const SeriesKey&) const = default;
 };
 

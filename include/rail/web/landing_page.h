@@ -10,6 +10,7 @@
 
 #include "rail/collectors/collector.h"
 #include "rail/health/checks.h"
+#include "rail/inventory/pcie_topology.h"
 #include "rail/inventory/rails.h"
 #include "rail/probe/result_store.h"
 #include "rail/sysfs/infiniband.h"
@@ -32,6 +33,16 @@ struct LandingRailRow {
   std::optional<double> rtt_p99_seconds;
   std::string transport;                     // "rc_mlx5", "tcp (fallback)", ""
   std::vector<health::CheckResult> failing;  // this rail's failing checks
+  std::vector<std::string> fixes;            // health::Remedy of each failing check, same order
+};
+
+// A GPU and its path to the rails (inventory::PcieTopology).
+struct LandingGpuRow {
+  std::string pci_bus_id;
+  std::string attach;  // "pcie", "c2c"
+  std::string link;    // "x16 (can x16), 2.5 GT/s idle", "" for C2C GPUs
+  bool healthy_link = true;
+  std::string nearest;  // "mlx5_0 (PIX)", "integrated: pinned host memory", "no RDMA device"
 };
 
 struct LandingPage {
@@ -43,6 +54,8 @@ struct LandingPage {
   bool has_rdma_devices = false;
   std::vector<LandingRailRow> rails;
   std::vector<health::CheckResult> host_failing;  // failing checks not tied to one rail
+  std::vector<std::string> host_fixes;            // health::Remedy of each, same order
+  std::vector<LandingGpuRow> gpus;
   unsigned refresh_seconds = 10;
 };
 
@@ -52,11 +65,15 @@ std::vector<LandingRailRow> BuildLandingRows(
     const std::vector<inventory::Rail>& rails, const std::vector<sysfs::InfinibandDevice>& devices,
     const std::vector<sysfs::NetDevice>& net_devices, const std::vector<probe::SeriesState>& series,
     const std::vector<health::CheckResult>& checks,
-    const std::vector<health::InterfaceAddress>& addresses);
+    const std::vector<health::InterfaceAddress>& addresses,
+    const inventory::PcieTopology* topology = nullptr);  // fills PCI addresses into the fixes
 
 // Failing verdicts no row shows: host-wide ones and those of rails that are not listed.
 std::vector<health::CheckResult> HostFailingChecks(const std::vector<LandingRailRow>& rows,
                                                    const std::vector<health::CheckResult>& checks);
+
+// The GPUs in PCI address order.
+std::vector<LandingGpuRow> BuildLandingGpuRows(const inventory::PcieTopology& topology);
 
 // The page of one scrape: its rows and failing checks from the scrape's inventory and verdicts.
 // `page` brings the header (versions, paths); has_rdma_devices, rails and host_failing are set.

@@ -15,6 +15,13 @@ std::string Join(const std::vector<std::string>& items, std::string_view separat
   return joined;
 }
 
+bool UcxTakesMemoryType(ucp_context_h context, ucs_memory_type_t type) {
+  ucp_context_attr_t attributes{};
+  attributes.field_mask = UCP_ATTR_FIELD_MEMORY_TYPES;
+  if (ucp_context_query(context, &attributes) != UCS_OK) return false;
+  return (attributes.memory_types & UCS_BIT(type)) != 0;
+}
+
 UcxContextSpec UcxSpecFor(const std::vector<ProbeRail>& rails, const std::string& transports) {
   UcxContextSpec spec;
   for (const ProbeRail& rail : rails) spec.net_devices.push_back(rail.ucx_device);

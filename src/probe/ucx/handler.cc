@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "probe/probe_run.h"
+#include "probe/ucx/gpu_placement.h"
 #include "rail/peer/encoding.h"
 #include "rail/probe/ucx.h"
 
@@ -31,6 +32,29 @@ bool UcxHandler::Admit(const peer::ProbeSetup& request, std::string* reason,
   return true;
 }
 
+bool UcxHandler::ChooseMemory(const peer::ProbeSetup& request, SideMemory* memory,
+                              std::string* reason, std::string* message) {
+  if (request.memory.empty()) return true;
+  const std::optional<gpu::MemoryType> type = gpu::ParseMemoryType(request.memory);
+  if (!type) {
+    return detail::Fail(reason, message, "malformed",
+                        "unknown memory type '" + request.memory + "' (host, cuda, cuda_host)");
+  }
+  memory->type = *type;
+  if (*type == gpu::MemoryType::kHost) return true;
+  if (!TakesMemoryType(kind_)) {
+    return detail::Fail(reason, message, "malformed",
+                        std::string(ProbeKindName(kind_)) + " moves host memory only");
+  }
+  std::string error;
+  const std::optional<detail::GpuPlacement> placement = detail::PlaceOnGpu(rails_.front(), &error);
+  // "setup" is the token the peer knows; the driver's message says it was CUDA.
+  if (!placement) return detail::Fail(reason, message, "setup", "cuda: responder: " + error);
+  memory->gpu = placement->context;
+  gpu_pci_bus_id_ = placement->pci_bus_id;
+  return true;
+}
+
 bool UcxHandler::Setup(const peer::ProbeSetup& request, json* reply_fields, std::string* reason,
                        std::string* message) {
   const double cpu_start = ThreadCpuSeconds();
@@ -40,9 +64,13 @@ bool UcxHandler::Setup(const peer::ProbeSetup& request, json* reply_fields, std:
   // The initiator's UCX_TLS does not travel: the default keeps memory transports out, and the
   // initiator's worker address offers only the transports it chose anyway.
   const UcxContextSpec spec = detail::UcxSpecFor(rails_, "");
+  SideMemory memory;
+  if (!ChooseMemory(request, &memory, reason, message)) return false;
+  message_bytes_ = static_cast<std::size_t>(size);
   std::string ucx_reason;
   std::string ucx_message;
-  side_ = UcxProbeSide::Create(spec, static_cast<std::size_t>(size), &ucx_reason, &ucx_message);
+  side_ =
+      UcxProbeSide::Create(spec, static_cast<std::size_t>(size), &ucx_reason, &ucx_message, memory);
   // The peer sees a known token ("setup"); the UCX status travels in the message.
   if (!side_) {
     *reason = "setup";
@@ -63,6 +91,9 @@ bool UcxHandler::Setup(const peer::ProbeSetup& request, json* reply_fields, std:
   (*reply_fields)["buffer_address"] = side_->BufferAddress();
   (*reply_fields)["buffer_bytes"] = side_->BufferBytes();
   (*reply_fields)["devices"] = std::move(devices);
+  (*reply_fields)["memory"] = gpu::MemoryTypeName(side_->memory_type());
+  (*reply_fields)["memory_path"] = side_->staged() ? "staged" : "direct";
+  if (!gpu_pci_bus_id_.empty()) (*reply_fields)["gpu_pci_bus_id"] = gpu_pci_bus_id_;
   cpu_seconds_ += ThreadCpuSeconds() - cpu_start;
   return true;
 }
@@ -75,6 +106,8 @@ void UcxHandler::Serve(const std::atomic<bool>& stop) {
   // progress); this side's close needs nothing from the peer when forced.
   side_->Disconnect(UcxProbeSide::CloseMode::kForce);
   counters_ = side_->Counters();
+  // Timed after the transfer, so that the copies never compete with it.
+  if (side_->staged()) staging_ = side_->MeasureStagingCopies(message_bytes_);
   cpu_seconds_ += ThreadCpuSeconds() - cpu_start;
 }
 
@@ -85,6 +118,11 @@ json UcxHandler::Report() {
               {"am_bytes", counters_.am_bytes},
               {"errors", counters_.errors}};
   if (!counters_.last_error.empty()) report["last_error"] = counters_.last_error;
+  if (staging_) {
+    report["staging_to_device_bytes_per_second"] = staging_->to_device_bytes_per_second;
+    report["staging_to_host_bytes_per_second"] = staging_->to_host_bytes_per_second;
+    if (!staging_->error.empty()) report["staging_error"] = staging_->error;
+  }
   return report;
 }
 

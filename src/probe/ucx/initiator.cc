@@ -95,12 +95,27 @@ UcxPeerLink::~UcxPeerLink() {
   if (side_ && side_->connected()) side_->Disconnect(UcxProbeSide::CloseMode::kForce);
 }
 
+bool UcxPeerLink::PlaceMemory(const ProbeParams& params, SideMemory* memory, ProbeResult* result) {
+  memory->type = params.memory;
+  if (params.memory == gpu::MemoryType::kHost) return true;
+  std::string error;
+  gpu_ = PlaceOnGpu(rails_.front(), &error);
+  if (!gpu_) {
+    SetFailure(result, "cuda", error);
+    return false;
+  }
+  memory->gpu = gpu_->context;
+  return true;
+}
+
 bool UcxPeerLink::Open(const Request& request, InitiatorRun& run) {
   rails_ = request.rails;
   std::string reason;
   std::string message;
   const UcxContextSpec spec = UcxSpecFor(rails_, run.params().ucx_transports);
-  side_ = UcxProbeSide::Create(spec, request.local_buffer_bytes, &reason, &message);
+  SideMemory memory;
+  if (!PlaceMemory(run.params(), &memory, &run.result())) return false;
+  side_ = UcxProbeSide::Create(spec, request.local_buffer_bytes, &reason, &message, memory);
   if (!side_) {
     SetFailure(&run.result(), reason,
                "local UCX side over '" + JoinRailNames(rails_) + "': " + message);
@@ -109,7 +124,89 @@ bool UcxPeerLink::Open(const Request& request, InitiatorRun& run) {
   BoundDrainTimeout(*side_, run.deadline());
   peer::ProbeSetup setup = run.Setup(rails_, request.message_bytes, request.max_bytes);
   setup.ucx_worker_address = side_->WorkerAddress();
-  return run.OpenSession(setup, &session_) && ConnectToPeer(session_.reply(), &run.result());
+  if (memory.type != gpu::MemoryType::kHost) setup.memory = gpu::MemoryTypeName(memory.type);
+  return run.OpenSession(setup, &session_) &&
+         CheckPeerMemory(session_.reply(), memory.type, &run.result()) &&
+         ConnectToPeer(session_.reply(), &run.result());
+}
+
+bool UcxPeerLink::CheckPeerMemory(const json& reply, gpu::MemoryType wanted, ProbeResult* result) {
+  const auto memory = reply.find("memory");
+  if (wanted == gpu::MemoryType::kHost) return true;
+  if (memory == reply.end() || !memory->is_string()) {
+    SetFailure(result, "peer_memory",
+               std::string("the peer's responder predates memory types (no 'memory' in its setup "
+                           "reply): it would serve host memory, not ") +
+                   gpu::MemoryTypeName(wanted) + "; upgrade the peer");
+    return false;
+  }
+  if (memory->get<std::string>() != gpu::MemoryTypeName(wanted)) {
+    SetFailure(result, "peer_memory",
+               "the peer's responder answered memory '" + memory->get<std::string>() + "' for " +
+                   gpu::MemoryTypeName(wanted));
+    return false;
+  }
+  peer_staged_ = reply.value("memory_path", "") == "staged";
+  return true;
+}
+
+std::string UcxPeerLink::MemoryPath() const {
+  if (!side_ || side_->memory_type() != gpu::MemoryType::kCuda) return "host";
+  if (side_->staged() || peer_staged_) return "staged";
+  const bool cuda_copy = std::any_of(lanes_.begin(), lanes_.end(), [](const TransportLane& lane) {
+    return lane.transport == "cuda_copy";
+  });
+  return cuda_copy ? "cuda_copy" : "gpu_direct";
+}
+
+double UcxPeerLink::PeerStagingSeconds(const std::optional<json>& report, UcxOperation operation,
+                                       std::uint64_t bytes) const {
+  if (!peer_staged_ || !report || bytes == 0) return 0;
+  const std::optional<double> rate =
+      ReportNumber(*report, operation == UcxOperation::kGet ? "staging_to_host_bytes_per_second"
+                                                            : "staging_to_device_bytes_per_second");
+  return rate && *rate > 0 ? static_cast<double>(bytes) / *rate : 0;
+}
+
+void RecordMemory(const UcxPeerLink& link, ProbeResult* result) {
+  if (result->memory == gpu::MemoryType::kHost) return;
+  result->memory_path = link.MemoryPath();
+  if (!link.gpu()) return;
+  result->gpu_pci_bus_id = link.gpu()->pci_bus_id;
+  if (!link.gpu()->note.empty() && result->error_reason.empty()) {
+    result->error_message = link.gpu()->note;
+  }
+}
+
+MidTransferLinkSpeed::MidTransferLinkSpeed(std::string pci_bus_id,
+                                           std::chrono::nanoseconds transfer)
+    : thread_([this, pci_bus_id = std::move(pci_bus_id), half = transfer / 2] {
+        std::unique_lock lock(mutex_);
+        if (pci_bus_id.empty()) return;
+        if (wake_.wait_for(lock, half, [this] { return stopping_; })) return;
+        lock.unlock();
+        const std::optional<double> speed = GpuLinkSpeed(pci_bus_id);
+        lock.lock();
+        speed_ = speed;
+      }) {}
+
+MidTransferLinkSpeed::~MidTransferLinkSpeed() {
+  {
+    const std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+std::optional<double> MidTransferLinkSpeed::Take() {
+  {
+    const std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  return speed_;
 }
 
 bool UcxPeerLink::ConnectToPeer(const json& reply, ProbeResult* result) {

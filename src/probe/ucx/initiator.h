@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "probe/probe_run.h"
+#include "probe/ucx/gpu_placement.h"
 #include "probe/ucx/rail_lanes.h"
 #include "probe/ucx/side.h"
 #include "rail/probe/ucx.h"
@@ -84,6 +85,17 @@ class UcxPeerLink {
   bool Open(const Request& request, InitiatorRun& run);
 
   UcxProbeSide& side() { return *side_; }
+  // What moved the bytes (ProbeResult::memory_path): "host" for host and pinned host memory;
+  // "staged" when either side copied through pinned host memory itself; else from the lanes,
+  // "cuda_copy" (UCX staged) or "gpu_direct" (the NIC read device memory).
+  std::string MemoryPath() const;
+  // The GPU of this side ("" for host memory) and why it was chosen where not by the topology.
+  const std::optional<GpuPlacement>& gpu() const { return gpu_; }
+  // The time the peer's staging copies of `bytes` took, by the rates in its report: 0 unless
+  // the peer staged. A put or AM lands in its pinned buffer and is copied to the device; a get
+  // is copied out of the device first.
+  double PeerStagingSeconds(const std::optional<nlohmann::json>& report, UcxOperation operation,
+                            std::uint64_t bytes) const;
   // Reads the endpoint's lanes now, when it is connected; keeps the previous reading otherwise
   // (an aborted operation closes the endpoint).
   void CaptureLanes();
@@ -97,11 +109,43 @@ class UcxPeerLink {
  private:
   // Connects the side to the peer's worker and buffer of the setup reply.
   bool ConnectToPeer(const nlohmann::json& reply, ProbeResult* result);
+  // Places the side on the rails' GPU (memory other than host); false and "cuda" when the
+  // driver cannot.
+  bool PlaceMemory(const ProbeParams& params, SideMemory* memory, ProbeResult* result);
+  // Whether the peer's reply shows a buffer of the requested memory; false and "peer_memory"
+  // when not (a responder that predates the field answers without it, having used host memory).
+  bool CheckPeerMemory(const nlohmann::json& reply, gpu::MemoryType wanted, ProbeResult* result);
 
   std::vector<ProbeRail> rails_;
   PeerProbeSession session_;  // declared before side_: the side closes while the peer serves
   std::unique_ptr<UcxProbeSide> side_;
   std::vector<TransportLane> lanes_;
+  std::optional<GpuPlacement> gpu_;
+  bool peer_staged_ = false;
+};
+
+// Fills the result's memory fields from a link (memory_path, gpu_pci_bus_id, and a placement
+// note as the message of a run that did not fail); nothing for host memory.
+void RecordMemory(const UcxPeerLink& link, ProbeResult* result);
+
+// Reads the GPU's current_link_speed once, half way through the transfer (a GPU lowers its link
+// speed when idle: only a reading under load says what the transfer got), unless destroyed
+// first.
+class MidTransferLinkSpeed {
+ public:
+  MidTransferLinkSpeed(std::string pci_bus_id, std::chrono::nanoseconds transfer);
+  ~MidTransferLinkSpeed();
+  MidTransferLinkSpeed(const MidTransferLinkSpeed&) = delete;
+  MidTransferLinkSpeed& operator=(const MidTransferLinkSpeed&) = delete;
+  // After the transfer: the reading, nullopt when it was not taken.
+  std::optional<double> Take();
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  std::optional<double> speed_;
+  std::thread thread_;  // last: starts once everything it reads exists
 };
 
 // ucx_throughput and ucx_multirail_throughput: one side over the run's rails, one control

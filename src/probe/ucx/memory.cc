@@ -16,6 +16,25 @@ bool UcxLocalBuffer::Map(ucp_context_h context, std::size_t bytes, std::string* 
   map_params.address = nullptr;
   map_params.length = bytes;
   map_params.flags = UCP_MEM_MAP_ALLOCATE;
+  return MapWith(context, map_params, /*touch=*/true, error_reason, error_message);
+}
+
+bool UcxLocalBuffer::Register(ucp_context_h context, void* address, std::size_t bytes,
+                              ucs_memory_type_t memory_type, std::string* error_reason,
+                              std::string* error_message) {
+  ucp_mem_map_params_t map_params{};
+  map_params.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH |
+                          UCP_MEM_MAP_PARAM_FIELD_MEMORY_TYPE;
+  map_params.address = address;
+  map_params.length = bytes;
+  map_params.memory_type = memory_type;
+  return MapWith(context, map_params, /*touch=*/memory_type == UCS_MEMORY_TYPE_HOST, error_reason,
+                 error_message);
+}
+
+bool UcxLocalBuffer::MapWith(ucp_context_h context, const ucp_mem_map_params_t& map_params,
+                             bool touch, std::string* error_reason, std::string* error_message) {
+  const std::size_t bytes = map_params.length;
   ucp_mem_h raw_memory = nullptr;
   ucs_status_t status = ucp_mem_map(context, &map_params, &raw_memory);
   if (status != UCS_OK) {
@@ -32,7 +51,7 @@ bool UcxLocalBuffer::Map(ucp_context_h context, std::size_t bytes, std::string* 
   data_ = attributes.address;
   bytes_ = bytes;
   // Touch every page now, so that page faults do not land in the first timed operation.
-  std::memset(data_, 0, bytes);
+  if (touch) std::memset(data_, 0, bytes);
 
   void* packed = nullptr;
   std::size_t packed_length = 0;

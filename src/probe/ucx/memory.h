@@ -17,6 +17,11 @@ class UcxLocalBuffer {
   // Maps `bytes` and packs the remote key; false, and the reason and message, on failure.
   bool Map(ucp_context_h context, std::size_t bytes, std::string* error_reason,
            std::string* error_message);
+  // Registers memory allocated elsewhere (a pinned host buffer, or device memory with
+  // UCS_MEMORY_TYPE_CUDA), which must outlive the mapping. Device memory is not touched here.
+  bool Register(ucp_context_h context, void* address, std::size_t bytes,
+                ucs_memory_type_t memory_type, std::string* error_reason,
+                std::string* error_message);
 
   void* data() const { return data_; }
   std::size_t bytes() const { return bytes_; }
@@ -29,6 +34,9 @@ class UcxLocalBuffer {
   void Leak();
 
  private:
+  bool MapWith(ucp_context_h context, const ucp_mem_map_params_t& map_params, bool touch,
+               std::string* error_reason, std::string* error_message);
+
   UcxMemory memory_;
   void* data_ = nullptr;  // owned by memory_
   std::size_t bytes_ = 0;

@@ -112,20 +112,44 @@ void AddRailRuns(detail::InitiatorRun& run, Links& links, const std::vector<Rail
   }
 }
 
+// A staging peer's copies belong to each rail's transfer (the bytes are in device memory only
+// then): each rail's time grows by its peer's copy time, and the aggregate is taken again.
+void AddPeerStaging(detail::InitiatorRun& run, const std::vector<double>& staging) {
+  ProbeResult& result = run.result();
+  double longest = 0;
+  for (std::size_t index = 0; index < result.per_rail.size() && index < staging.size(); ++index) {
+    RailThroughput& rail = result.per_rail[index];
+    const double seconds =
+        (rail.bytes_per_second > 0 ? static_cast<double>(rail.bytes) / rail.bytes_per_second : 0) +
+        staging[index];
+    rail.bytes_per_second = seconds > 0 ? static_cast<double>(rail.bytes) / seconds : 0;
+    longest = std::max(longest, seconds);
+  }
+  if (longest <= result.seconds) return;
+  result.seconds = longest;
+  result.throughput_bytes_per_second = static_cast<double>(result.bytes) / longest;
+}
+
 // Each endpoint closes while every responder still serves; then the sessions end in turn. The
 // peer's CPU time is the sum of its responders', when every one reported it. runs[i] is
 // links[i]'s (empty for rails that never ran).
-void FinishLinks(detail::InitiatorRun& run, Links& links, const std::vector<RailRun>& runs) {
+// Returns each link's peer staging time (0 unless the peer staged).
+std::vector<double> FinishLinks(detail::InitiatorRun& run, Links& links,
+                                const std::vector<RailRun>& runs) {
   ProbeResult& result = run.result();
+  std::vector<double> staging(links.size(), 0);
   double peer_cpu = 0;
   bool every_peer_reported = !links.empty();
   for (std::size_t index = 0; index < links.size(); ++index) {
     const ThroughputOutcome& outcome = runs[index].outcome;
-    const std::optional<double> cpu = detail::PeerCpuSeconds(
+    const std::optional<json> report =
         links[index]->Finish(json{{"operation", UcxOperationName(run.params().operation)},
                                   {"bytes", outcome.bytes},
                                   {"seconds", outcome.seconds}},
-                             run));
+                             run);
+    staging[index] =
+        links[index]->PeerStagingSeconds(report, run.params().operation, outcome.bytes);
+    const std::optional<double> cpu = detail::PeerCpuSeconds(report);
     if (cpu) {
       peer_cpu += *cpu;
     } else {
@@ -135,6 +159,7 @@ void FinishLinks(detail::InitiatorRun& run, Links& links, const std::vector<Rail
     detail::AddFallbackRails(links[index]->lanes(), links[index]->rails(), &result);
   }
   if (every_peer_reported) result.peer_cpu_seconds = peer_cpu;
+  return staging;
 }
 
 void MeasureEveryRailAtOnce(detail::InitiatorRun& run) {
@@ -144,10 +169,22 @@ void MeasureEveryRailAtOnce(detail::InitiatorRun& run) {
   Links links;
   std::vector<RailRun> runs(run.params().rails.size());
   if (OpenLinks(run, size, &links)) {
+    const std::chrono::nanoseconds duration =
+        std::min<std::chrono::nanoseconds>(run.params().duration, run.deadline().Remaining());
+    const auto& gpu = links.front()->gpu();
+    detail::MidTransferLinkSpeed link_speed(gpu ? gpu->pci_bus_id : "", duration);
     DriveRails(run, size, links, watchdog.flag(), &runs);
+    run.result().gpu_link_speed_gts = link_speed.Take();
     AddRailRuns(run, links, runs);
   }
-  FinishLinks(run, links, runs);
+  AddPeerStaging(run, FinishLinks(run, links, runs));
+  // The first rail's GPU names the run; the staged path of any rail makes it staged.
+  for (auto& link : links) {
+    if (!link->gpu()) continue;
+    if (run.result().gpu_pci_bus_id.empty() || link->MemoryPath() == "staged") {
+      detail::RecordMemory(*link, &run.result());
+    }
+  }
 }
 
 }  // namespace

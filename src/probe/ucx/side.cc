@@ -12,7 +12,8 @@ namespace rail::probe {
 std::unique_ptr<UcxProbeSide> UcxProbeSide::Create(const UcxContextSpec& spec,
                                                    std::size_t buffer_bytes,
                                                    std::string* error_reason,
-                                                   std::string* error_message) {
+                                                   std::string* error_message,
+                                                   const SideMemory& memory) {
   if (buffer_bytes == 0 || spec.max_rndv_rails == 0) {
     detail::Fail(error_reason, error_message, "invalid_argument",
                  "buffer_bytes and max_rndv_rails must be positive");
@@ -30,11 +31,84 @@ std::unique_ptr<UcxProbeSide> UcxProbeSide::Create(const UcxContextSpec& spec,
   side->context_ = detail::CreateUcxContext(spec, error_reason, error_message);
   if (!side->context_) return nullptr;
   if (!side->worker_.Create(side->context_.get(), error_reason, error_message) ||
-      !side->buffer_.Map(side->context_.get(), buffer_bytes, error_reason, error_message) ||
+      !side->MapBuffer(buffer_bytes, memory, error_reason, error_message) ||
       !side->RegisterAmHandler(error_reason, error_message)) {
     return nullptr;
   }
   return side;
+}
+
+bool UcxProbeSide::MapBuffer(std::size_t bytes, const SideMemory& memory, std::string* error_reason,
+                             std::string* error_message) {
+  memory_type_ = memory.type;
+  if (memory.type == gpu::MemoryType::kHost) {
+    return buffer_.Map(context_.get(), bytes, error_reason, error_message);
+  }
+  if (memory.gpu == nullptr) {
+    return detail::Fail(error_reason, error_message, "invalid_argument",
+                        "GPU memory needs a device context");
+  }
+  gpu_ = memory.gpu;
+  std::string error;
+  if (memory.type == gpu::MemoryType::kCuda) {
+    device_buffer_ = gpu_->Allocate(gpu::MemoryType::kCuda, bytes, &error);
+    if (!device_buffer_) {
+      return detail::Fail(error_reason, error_message, "cuda",
+                          std::to_string(bytes) + " bytes of device memory: " + error);
+    }
+    if (detail::UcxTakesMemoryType(context_.get(), UCS_MEMORY_TYPE_CUDA)) {
+      return buffer_.Register(context_.get(), device_buffer_->data(), bytes, UCS_MEMORY_TYPE_CUDA,
+                              error_reason, error_message);
+    }
+    staged_ = true;
+  }
+  pinned_buffer_ = gpu_->Allocate(gpu::MemoryType::kCudaHost, bytes, &error);
+  if (!pinned_buffer_) {
+    return detail::Fail(error_reason, error_message, "cuda",
+                        std::to_string(bytes) + " bytes of pinned host memory: " + error);
+  }
+  return buffer_.Register(context_.get(), pinned_buffer_->data(), bytes, UCS_MEMORY_TYPE_HOST,
+                          error_reason, error_message);
+}
+
+bool UcxProbeSide::StageForOperation(UcxOperation operation, std::size_t message_bytes) {
+  if (!staged_) return true;
+  if (!staging_error_.empty()) return false;
+  std::string error;
+  const bool copied =
+      operation == UcxOperation::kGet
+          ? gpu_->CopyToDevice(*device_buffer_, 0, pinned_buffer_->data(), message_bytes, &error)
+          : gpu_->CopyToHost(pinned_buffer_->data(), *device_buffer_, 0, message_bytes, &error);
+  if (!copied)
+    staging_error_ = "staging copy of " + std::to_string(message_bytes) + " bytes: " + error;
+  return copied;
+}
+
+StagingCopyRates UcxProbeSide::MeasureStagingCopies(std::size_t message_bytes) {
+  StagingCopyRates rates;
+  if (!staged_ || message_bytes == 0 || message_bytes > buffer_.bytes()) return rates;
+  const auto sample = [&](bool to_device) -> double {
+    const Clock::time_point start = Clock::now();
+    const Clock::time_point stop = start + kStagingSampleTime;
+    std::uint64_t copied = 0;
+    do {
+      std::string error;
+      const bool ok = to_device ? gpu_->CopyToDevice(*device_buffer_, 0, pinned_buffer_->data(),
+                                                     message_bytes, &error)
+                                : gpu_->CopyToHost(pinned_buffer_->data(), *device_buffer_, 0,
+                                                   message_bytes, &error);
+      if (!ok) {
+        rates.error = error;
+        return 0;
+      }
+      copied += message_bytes;
+    } while (Clock::now() < stop);
+    const double seconds = SecondsBetween(start, Clock::now());
+    return seconds > 0 ? static_cast<double>(copied) / seconds : 0;
+  };
+  rates.to_device_bytes_per_second = sample(true);
+  if (rates.error.empty()) rates.to_host_bytes_per_second = sample(false);
+  return rates;
 }
 
 bool UcxProbeSide::RegisterAmHandler(std::string* error_reason, std::string* error_message) {
@@ -63,6 +137,9 @@ UcxProbeSide::~UcxProbeSide() {
     endpoint_.Leak();
     buffer_.Leak();
     worker_.Leak();
+    // The leaked mapping still names this memory.
+    detail::KeepForever(device_buffer_.release());
+    detail::KeepForever(pinned_buffer_.release());
     detail::KeepForever(context_.release());
     return;
   }

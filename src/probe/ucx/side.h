@@ -29,6 +29,7 @@
 #include "probe/ucx/memory.h"
 #include "probe/ucx/requests.h"
 #include "probe/ucx/worker.h"
+#include "rail/gpu/memory.h"
 #include "rail/probe/probe.h"
 #include "rail/probe/result.h"
 
@@ -60,20 +61,48 @@ struct ServeCounters {
   std::string last_error;    // "ucx:<status>" of the latest error
 };
 
+// The memory of a side's buffer (ProbeParams::memory) and the GPU it lives on.
+struct SideMemory {
+  gpu::MemoryType type = gpu::MemoryType::kHost;
+  gpu::DeviceContext* gpu = nullptr;  // required for kCuda and kCudaHost; must outlive the side
+};
+
+// How fast a staging side copies between its device buffer and its pinned host buffer, in
+// message-sized copies (the responder's share of a staged run, which it cannot time per message:
+// an RDMA put lands without its CPU).
+struct StagingCopyRates {
+  double to_device_bytes_per_second = 0;
+  double to_host_bytes_per_second = 0;
+  std::string error;  // the driver's message when a copy failed
+};
+
 class UcxProbeSide {
  public:
   // Creates the context (features RMA|TAG|AM|WAKEUP, restricted by `spec`), one worker and a
   // registered buffer of `buffer_bytes`. On failure returns nullptr and sets the reason token
   // ("ucx:<status>", "invalid_argument") and a message naming what failed (either may be null).
+  // The buffer is `memory`'s: host memory UCX allocates; pinned host memory (kCudaHost)
+  // registered as host memory; device memory (kCuda) registered as CUDA memory where UCX takes
+  // it, else staged: a pinned host buffer is what UCX moves, and the side copies each message
+  // between it and the device buffer (the copies inside the timed loop), as UCX's cuda_copy
+  // would. The reason is "cuda" when the driver refused an allocation.
   static std::unique_ptr<UcxProbeSide> Create(const UcxContextSpec& spec, std::size_t buffer_bytes,
-                                              std::string* error_reason,
-                                              std::string* error_message);
+                                              std::string* error_reason, std::string* error_message,
+                                              const SideMemory& memory = {});
   ~UcxProbeSide();
   // Multi-device sides leaked by the quarantine (see AbortEndpoint), since the process started.
   static int QuarantinedSides();
   static constexpr int kMaxQuarantinedSides = 4;
   UcxProbeSide(const UcxProbeSide&) = delete;
   UcxProbeSide& operator=(const UcxProbeSide&) = delete;
+
+  gpu::MemoryType memory_type() const { return memory_type_; }
+  // Device memory moved through a pinned host buffer by this side's own copies.
+  bool staged() const { return staged_; }
+  // Copies message-sized chunks of a staging side's buffers each way for a bounded time; zero
+  // rates for a side that does not stage.
+  StagingCopyRates MeasureStagingCopies(std::size_t message_bytes);
+  static constexpr std::chrono::milliseconds kStagingSampleTime{200};
 
   // Blobs for the peer, framed (blob.h).
   const std::string& WorkerAddress() const { return worker_.AddressBlob(); }
@@ -176,6 +205,13 @@ class UcxProbeSide {
   using Clock = std::chrono::steady_clock;
 
   bool RegisterAmHandler(std::string* error_reason, std::string* error_message);
+  // Allocates and registers the buffer of `memory`'s type (see Create).
+  bool MapBuffer(std::size_t bytes, const SideMemory& memory, std::string* error_reason,
+                 std::string* error_message);
+  // A staging side's copy for one operation: device -> pinned before a put or AM send, pinned ->
+  // device for a get (the previous get's data: the cost is the same, and the copy stays inside
+  // the timed loop). False, and staging_error_, when the driver failed.
+  bool StageForOperation(UcxOperation operation, std::size_t message_bytes);
   static ucs_status_t OnAmMessage(void* arg, const void* header, std::size_t header_length,
                                   void* data, std::size_t length,
                                   const ucp_am_recv_param_t* param) noexcept;
@@ -253,6 +289,15 @@ class UcxProbeSide {
   // progressed again and are leaked when it is destroyed. The number of quarantined sides is
   // bounded; past it, multi-device sides are refused.
   bool quarantined_ = false;
+
+  // GPU memory (SideMemory): declared before the UCX handles, so that it is freed after the
+  // mapping that registered it.
+  gpu::MemoryType memory_type_ = gpu::MemoryType::kHost;
+  gpu::DeviceContext* gpu_ = nullptr;
+  std::unique_ptr<gpu::Buffer> device_buffer_;  // kCuda
+  std::unique_ptr<gpu::Buffer> pinned_buffer_;  // kCudaHost, and a staging kCuda side's
+  bool staged_ = false;
+  std::string staging_error_;  // the driver's message of a failed staging copy
 
   // The destructor releases these explicitly, children first; the declaration order (parents
   // first) would give the same order to the implicit member destructors.

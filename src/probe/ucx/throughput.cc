@@ -30,6 +30,7 @@ bool UcxProbeSide::CheckReadyToInitiate(bool needs_remote_memory, std::size_t me
 }
 
 bool UcxProbeSide::PostOperation(UcxOperation operation, std::size_t message_bytes) {
+  if (!StageForOperation(operation, message_bytes)) return false;
   ucp_request_param_t param = tracker_.SendParam();
   ++tracker_.posted;
   void* request = nullptr;
@@ -123,6 +124,11 @@ std::string UcxProbeSide::WarmUp(UcxOperation operation, std::size_t message_byt
   for (unsigned index = 0; index < window; ++index) {
     if (!PostOperation(operation, message_bytes)) break;
   }
+  // What was posted drains in the abort that follows.
+  if (!staging_error_.empty()) {
+    *message = staging_error_;
+    return "cuda";
+  }
   std::string reason = WaitForCompletions(tracker_.posted, deadline, cancel, message);
   if (reason.empty()) reason = FlushEndpoint(deadline, cancel, message);
   if (reason.empty() && tracker_.failed > 0) {
@@ -142,6 +148,10 @@ std::string UcxProbeSide::KeepWindowFull(UcxOperation operation, std::size_t mes
          index < window && tracker_.posted - tracker_.completed < window && tracker_.failed == 0;
          ++index) {
       PostOperation(operation, message_bytes);
+    }
+    if (!staging_error_.empty()) {
+      *message = staging_error_;
+      return "cuda";
     }
     worker_.Progress();
     // A failure is reported by the drain that follows.
@@ -191,6 +201,7 @@ ThroughputOutcome UcxProbeSide::RunThroughput(UcxOperation operation, std::size_
     outcome.error_message = "window and message size must be positive";
     return outcome;
   }
+  staging_error_.clear();
   std::string message;
   std::string reason = WarmUp(operation, message_bytes, window, cancel, &message);
   Clock::time_point start = Clock::now();

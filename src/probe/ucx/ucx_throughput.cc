@@ -42,10 +42,12 @@ void MeasureOneContextThroughput(InitiatorRun& run) {
     // is still worth reporting. Read again afterwards in case wire-up changed them.
     link.CaptureLanes();
     BoundDrainTimeout(link.side(), run.deadline());
-    outcome = link.side().RunThroughput(
-        params.operation, static_cast<std::size_t>(size), params.window,
-        std::min<std::chrono::nanoseconds>(params.duration, run.deadline().Remaining()),
-        watchdog.flag());
+    const std::chrono::nanoseconds duration =
+        std::min<std::chrono::nanoseconds>(params.duration, run.deadline().Remaining());
+    MidTransferLinkSpeed link_speed(link.gpu() ? link.gpu()->pci_bus_id : "", duration);
+    outcome = link.side().RunThroughput(params.operation, static_cast<std::size_t>(size),
+                                        params.window, duration, watchdog.flag());
+    result->gpu_link_speed_gts = link_speed.Take();
     link.CaptureLanes();
     if (!outcome.ok()) {
       SetFailure(result, ProbeAbortReason(outcome.error_reason, run.deadline()),
@@ -61,10 +63,13 @@ void MeasureOneContextThroughput(InitiatorRun& run) {
                        {"operations", outcome.operations}},
                   run);
   run.CheckCounters();
+  // A staging peer's copies are part of the transfer: the bytes are in device memory only then.
+  outcome.seconds += link.PeerStagingSeconds(report, params.operation, outcome.bytes);
   result->bytes = outcome.bytes;
   result->bytes_sent = outcome.bytes;
   result->seconds = outcome.seconds;
   result->throughput_bytes_per_second = outcome.bytes_per_second();
+  RecordMemory(link, result);
   result->lanes = link.lanes();
   AddFallbackRails(result->lanes, params.rails, result);
   if (params.rails.size() > 1) AttributeByCounters(params.rails, result);

@@ -47,6 +47,8 @@ struct Environment {
         secret, {init.at("agent_version").get<std::string>(), UcxRuntimeVersion()}, nonces);
     context.counters = &counters;
     context.all_rails = std::move(*rails);
+    // The driver itself is loaded only by the first probe or handler that asks for GPU memory.
+    ConfigureProbeGpu(init.at("sysfs_root").get<std::string>(), init.value("cuda_library", ""));
   }
 
   base::SteadyClock clock;

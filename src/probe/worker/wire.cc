@@ -32,6 +32,12 @@ UcxOperation OperationFromJson(const json& value) {
   return *operation;
 }
 
+gpu::MemoryType MemoryFromJson(const json& value) {
+  const auto memory = gpu::ParseMemoryType(value.get<std::string>());
+  if (!memory) throw std::invalid_argument("unknown memory type " + value.dump());
+  return *memory;
+}
+
 json TimeToJson(std::chrono::system_clock::time_point time) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(time.time_since_epoch()).count();
 }
@@ -84,6 +90,12 @@ void ReadResultDetails(const json& in, ProbeResult& out) {
   in.at("peer_agent_version").get_to(out.peer_agent_version);
   in.at("peer_ucx_version").get_to(out.peer_ucx_version);
   in.at("peer_rail_mtus").get_to(out.peer_rail_mtus);
+  out.memory = MemoryFromJson(in.at("memory"));
+  in.at("memory_path").get_to(out.memory_path);
+  in.at("gpu_pci_bus_id").get_to(out.gpu_pci_bus_id);
+  if (in.contains("gpu_link_speed_gts")) {
+    out.gpu_link_speed_gts = in.at("gpu_link_speed_gts").get<double>();
+  }
 }
 
 }  // namespace
@@ -106,7 +118,8 @@ json ToJson(const ProbeParams& params) {
           {"streams", params.streams},
           {"duration_ms", params.duration.count()},
           {"timeout_ms", params.timeout.count()},
-          {"ucx_transports", params.ucx_transports}};
+          {"ucx_transports", params.ucx_transports},
+          {"memory", gpu::MemoryTypeName(params.memory)}};
 }
 
 json ToJson(const ProbeResult& result) {
@@ -133,8 +146,12 @@ json ToJson(const ProbeResult& result) {
               {"local_cpu_seconds", result.local_cpu_seconds},
               {"peer_agent_version", result.peer_agent_version},
               {"peer_ucx_version", result.peer_ucx_version},
-              {"peer_rail_mtus", result.peer_rail_mtus}};
+              {"peer_rail_mtus", result.peer_rail_mtus},
+              {"memory", gpu::MemoryTypeName(result.memory)},
+              {"memory_path", result.memory_path},
+              {"gpu_pci_bus_id", result.gpu_pci_bus_id}};
   if (result.rtt) out["rtt"] = *result.rtt;
+  if (result.gpu_link_speed_gts) out["gpu_link_speed_gts"] = *result.gpu_link_speed_gts;
   if (result.peer_cpu_seconds) out["peer_cpu_seconds"] = *result.peer_cpu_seconds;
   return out;
 }
@@ -157,6 +174,7 @@ std::optional<ProbeParams> ParamsFromJson(const json& in, std::string* error) {
         out.duration = std::chrono::milliseconds(in.at("duration_ms").get<std::int64_t>());
         out.timeout = std::chrono::milliseconds(in.at("timeout_ms").get<std::int64_t>());
         in.at("ucx_transports").get_to(out.ucx_transports);
+        out.memory = MemoryFromJson(in.at("memory"));
         return out;
       },
       error);

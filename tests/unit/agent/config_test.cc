@@ -126,13 +126,19 @@ TEST(ConfigTest, HealthThresholdsDefaultAndParse) {
   EXPECT_DOUBLE_EQ(defaults.health.probe_throughput_min_line_rate_fraction, 0.5);
   EXPECT_DOUBLE_EQ(defaults.health.probe_throughput_min_sibling_fraction, 0.5);
   EXPECT_DOUBLE_EQ(defaults.health.multirail_max_rail_share, 0.8);
+  EXPECT_EQ(defaults.health.gpu_nic_max_path, inventory::PciPath::kPxb);
+  EXPECT_DOUBLE_EQ(defaults.health.gpu_memory_min_host_ratio, 0.5);
   const auto config = ParseConfig(R"(
 health:
   probe_throughput_min_line_rate_fraction: 0.7
   probe_throughput_min_sibling_fraction: 0.6
   multirail_max_rail_share: 0.9
+  gpu_nic_max_path: NODE
+  gpu_memory_min_host_ratio: 0.25
 )",
                                   "test.yaml");
+  EXPECT_EQ(config.health.gpu_nic_max_path, inventory::PciPath::kNode);
+  EXPECT_DOUBLE_EQ(config.health.gpu_memory_min_host_ratio, 0.25);
   EXPECT_DOUBLE_EQ(config.health.probe_throughput_min_line_rate_fraction, 0.7);
   EXPECT_DOUBLE_EQ(config.health.probe_throughput_min_sibling_fraction, 0.6);
   EXPECT_DOUBLE_EQ(config.health.multirail_max_rail_share, 0.9);
@@ -151,6 +157,38 @@ TEST(ConfigTest, HealthErrorsNameTheKey) {
   EXPECT_THAT(ErrorOf("health:\n  probe_throughput_min_line_rate_fraction: half\n"),
               HasSubstr("health.probe_throughput_min_line_rate_fraction: expected a number"));
   EXPECT_THAT(ErrorOf("health: [1]\n"), HasSubstr("health: expected a mapping"));
+  EXPECT_THAT(ErrorOf("health:\n  gpu_nic_max_path: far\n"),
+              HasSubstr("health.gpu_nic_max_path: expected PIX, PXB, PHB, NODE or SYS, got 'far'"));
+  EXPECT_THAT(ErrorOf("health:\n  gpu_memory_min_host_ratio: 0\n"),
+              HasSubstr("health.gpu_memory_min_host_ratio: must be greater than 0"));
+}
+
+TEST(ConfigTest, ProbeMemoryDefaultsToHostAndParsesEachType) {
+  const AgentConfig config = ParseConfig(
+      "peers: [{name: b, address: 'h:1'}]\nprobes:\n"
+      "  - {kind: ucx_throughput}\n"
+      "  - {kind: ucx_throughput, memory: cuda}\n"
+      "  - {kind: multirail_capacity, memory: cuda_host}\n"
+      "  - {kind: ucx_multirail_throughput, memory: host}\n",
+      "test.yaml");
+  ASSERT_EQ(config.probes.size(), 4u);
+  EXPECT_EQ(config.probes[0].memory, gpu::MemoryType::kHost);
+  EXPECT_EQ(config.probes[1].memory, gpu::MemoryType::kCuda);
+  EXPECT_EQ(config.probes[2].memory, gpu::MemoryType::kCudaHost);
+  EXPECT_EQ(config.probes[3].memory, gpu::MemoryType::kHost);
+}
+
+TEST(ConfigTest, ProbeMemoryErrorsNameTheKeyAndTheKinds) {
+  const std::string peers = "peers: [{name: b, address: 'h:1'}]\nprobes:\n";
+  EXPECT_THAT(ErrorOf(peers + "  - {kind: ucx_throughput, memory: vram}\n"),
+              HasSubstr("probes[0].memory: expected host, cuda or cuda_host, got 'vram'"));
+  // The latency and TCP kinds move host memory only: GPU memory there is refused, not ignored.
+  for (const char* kind : {"ucx_rtt", "tcp_throughput", "tcp_rtt"}) {
+    EXPECT_THAT(ErrorOf(peers + "  - {kind: " + kind + ", memory: cuda}\n"),
+                HasSubstr("probes[0].memory: memory 'cuda' needs kind ucx_throughput"))
+        << kind;
+  }
+  EXPECT_EQ(ErrorOf(peers + "  - {kind: tcp_rtt, memory: host}\n"), "");
 }
 
 // Found by fuzz/probe_config_fuzz: from_chars reads "inf", "nan" and 1e300, and converting

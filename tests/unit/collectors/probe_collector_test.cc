@@ -65,6 +65,43 @@ TEST_F(ProbeCollectorTest, ThroughputTransportAndFallback) {
   EXPECT_EQ(Sample(families, "rail_peer_info", {{"peer", "b"}, {"ucx_version", "1.13.1"}}), 1);
 }
 
+TEST_F(ProbeCollectorTest, HostAndCudaRunsAreTwoSeriesWithTheirRatio) {
+  store_.Record(Result(probe::ProbeKind::kUcxThroughput, {"rail0"}), minutes(5));
+  auto cuda = Result(probe::ProbeKind::kUcxThroughput, {"rail0"});
+  cuda.memory = gpu::MemoryType::kCuda;
+  cuda.memory_path = "staged";
+  cuda.throughput_bytes_per_second = 0.25e9;
+  store_.Record(cuda, minutes(5));
+  const auto families = set_->Collect();
+  EXPECT_EQ(SampleCount(families, "rail_probe_throughput_bytes_per_second"), 2u);
+  EXPECT_EQ(Sample(families, "rail_probe_throughput_bytes_per_second",
+                   {{"memory", "host"}, {"memory_path", "host"}}),
+            1e9);
+  EXPECT_EQ(Sample(families, "rail_probe_throughput_bytes_per_second",
+                   {{"memory", "cuda"}, {"memory_path", "staged"}}),
+            0.25e9);
+  EXPECT_EQ(Sample(families, "rail_probe_runs_total", {{"memory", "cuda"}}), 1);
+  EXPECT_EQ(Sample(families, "rail_probe_memory_throughput_ratio",
+                   {{"kind", "ucx_throughput"},
+                    {"peer", "b"},
+                    {"rail", "rail0"},
+                    {"memory", "cuda"},
+                    {"memory_path", "staged"}}),
+            0.25);
+  // The host run alone is judged by probe_throughput; the latency kinds carry no memory label.
+  store_.Record(Result(probe::ProbeKind::kTcpRtt, {"rail0"}), minutes(5));
+  EXPECT_EQ(SampleCount(set_->Collect(), "rail_probe_memory_throughput_ratio"), 1u);
+}
+
+TEST_F(ProbeCollectorTest, NoRatioWithoutAHostRunOfTheSameSeries) {
+  auto cuda = Result(probe::ProbeKind::kUcxThroughput, {"rail0"});
+  cuda.memory = gpu::MemoryType::kCuda;
+  cuda.memory_path = "staged";
+  store_.Record(cuda, minutes(5));
+  store_.Record(Result(probe::ProbeKind::kUcxThroughput, {"rail1"}), minutes(5));
+  EXPECT_EQ(SampleCount(set_->Collect(), "rail_probe_memory_throughput_ratio"), 0u);
+}
+
 TEST_F(ProbeCollectorTest, StaleResultIsWithdrawnButCountersStay) {
   store_.Record(Result(probe::ProbeKind::kTcpThroughput, {"rail0"}), minutes(1));
   clock_.Advance(minutes(2));

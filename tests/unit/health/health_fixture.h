@@ -49,6 +49,9 @@ struct Host {
     inputs.bonds = &bonds;
     inputs.addresses = &addresses;
     inputs.probe_series = &series;
+    inputs.topology = &topology;
+    inputs.peer_memory = &peer_memory;
+    if (capabilities) inputs.capabilities = &*capabilities;
     inputs.thresholds = config.health;
     inputs.own_agent_version = "0.4.0";
     inputs.own_ucx_version = "1.13.1";
@@ -87,6 +90,11 @@ struct Host {
   std::vector<sysfs::Bond> bonds;
   std::vector<InterfaceAddress> addresses;
   std::vector<probe::SeriesState> series;
+  // Hand-built by the GPU checks' tests (the fixture trees' PCI functions are read by
+  // inventory::ReadPcieTopology, tested in inventory/).
+  inventory::PcieTopology topology;
+  sysfs::PeerMemoryState peer_memory;
+  std::optional<probe::WorkerCapabilities> capabilities;  // unknown until a test sets it
 };
 
 // The verdict of `check` for `rail` and `peer`; nullopt when there is none.
@@ -103,6 +111,36 @@ inline std::size_t Count(const std::vector<CheckResult>& results, const std::str
   std::size_t count = 0;
   for (const auto& result : results) count += result.check == check ? 1 : 0;
   return count;
+}
+
+// A PCIe link that trained at `speed` x`width` and could train at `max_speed` x`max_width`.
+inline inventory::PciLinkState Link(double speed, unsigned width, double max_speed,
+                                    unsigned max_width) {
+  inventory::PciLinkState state;
+  state.link.current_speed_gts = speed;
+  state.link.current_width = width;
+  state.link.max_speed_gts = max_speed;
+  state.link.max_width = max_width;
+  state.attainable_speed_gts = max_speed;
+  state.attainable_width = max_width;
+  return state;
+}
+
+inline inventory::Gpu PcieGpu(std::string pci_bus_id, inventory::PciLinkState link) {
+  inventory::Gpu gpu;
+  gpu.pci_bus_id = std::move(pci_bus_id);
+  gpu.attach = inventory::GpuAttach::kPcie;
+  gpu.link = std::move(link);
+  return gpu;
+}
+
+inline inventory::RdmaPciDevice PciDevice(std::string device, std::string pci_bus_id,
+                                          inventory::PciLinkState link) {
+  inventory::RdmaPciDevice pci;
+  pci.device = std::move(device);
+  pci.pci_bus_id = std::move(pci_bus_id);
+  pci.link = std::move(link);
+  return pci;
 }
 
 inline RailConfig DeviceRail(std::string name, std::string device, unsigned port = 1) {

@@ -232,6 +232,24 @@ TEST(Messages, ProbeSetupRunIdIsOptionalAndBounded) {
   EXPECT_NE(error.find("run_id"), std::string::npos) << error;
 }
 
+// Host memory is the field's absence, so that a responder that predates it reads a host run
+// exactly as before; any other type travels by name.
+TEST(Messages, ProbeSetupMemoryIsAbsentForHostAndBounded) {
+  ProbeSetup setup = SampleSetup();
+  EXPECT_FALSE(ToJson(setup).contains("memory"));
+  setup.memory = "cuda";
+  ProbeSetup decoded;
+  std::string error;
+  ASSERT_TRUE(FromJson(ToJson(setup), &decoded, &error)) << error;
+  EXPECT_EQ(decoded.memory, "cuda");
+  json wire = ToJson(setup);
+  wire["memory"] = std::string(100, 'x');
+  EXPECT_FALSE(FromJson(wire, &decoded, &error));
+  EXPECT_NE(error.find("memory"), std::string::npos) << error;
+  wire["memory"] = 3;
+  EXPECT_FALSE(FromJson(wire, &decoded, &error));
+}
+
 TEST(Messages, LongOffendingValuesAreShortenedInErrors) {
   json wire = ToJson(SampleSetup());
   wire["rail"] = std::vector<int>(100, 1);

@@ -77,6 +77,10 @@ TEST(WorkerWireTest, ResultSurvivesTheRoundTrip) {
   result.counters = {{"rail1", 10, 20, 0.25}};
   result.peer_cpu_seconds = 0.5;
   result.peer_rail_mtus = {{"rail0", 9000}};
+  result.memory = gpu::MemoryType::kCuda;
+  result.memory_path = "staged";
+  result.gpu_pci_bus_id = "0000:17:00.0";
+  result.gpu_link_speed_gts = 16.0;
   std::string error;
   const auto back = worker::ResultFromJson(worker::ToJson(result), &error);
   ASSERT_TRUE(back) << error;
@@ -85,6 +89,9 @@ TEST(WorkerWireTest, ResultSurvivesTheRoundTrip) {
   EXPECT_EQ(back->retry_after, 2500ms);
   EXPECT_EQ(back->per_rail.at(0).bytes, 3000u);
   EXPECT_EQ(back->rtt->p50, 1e-5);
+  EXPECT_EQ(back->memory, gpu::MemoryType::kCuda);
+  EXPECT_EQ(back->memory_path, "staged");
+  EXPECT_EQ(back->gpu_link_speed_gts, std::optional<double>(16.0));
 }
 
 TEST(WorkerWireTest, ParamsSurviveTheRoundTripAndGarbageIsRefused) {
@@ -93,10 +100,15 @@ TEST(WorkerWireTest, ParamsSurviveTheRoundTripAndGarbageIsRefused) {
   params.operation = UcxOperation::kGet;
   params.rails = {{"rail0", "ra0", "ra0", "10.0.0.1", "", 0, false}};
   params.timeout = 1234ms;
+  params.memory = gpu::MemoryType::kCudaHost;
   std::string error;
   const auto back = worker::ParamsFromJson(worker::ToJson(params), &error);
   ASSERT_TRUE(back) << error;
   EXPECT_EQ(worker::ToJson(*back), worker::ToJson(params));
+  EXPECT_EQ(back->memory, gpu::MemoryType::kCudaHost);
+  nlohmann::json vram = worker::ToJson(params);
+  vram["memory"] = "vram";
+  EXPECT_FALSE(worker::ParamsFromJson(vram, &error));
   nlohmann::json bad = worker::ToJson(params);
   bad["kind"] = "warp_drive";
   EXPECT_FALSE(worker::ParamsFromJson(bad, &error));

@@ -187,5 +187,51 @@ TEST(LandingPageTest, SaysSoWhenTheHostHasNoRdmaDeviceAndNoRail) {
   EXPECT_NE(html.find("No failing host check"), std::string::npos);
 }
 
+TEST(LandingRowsTest, FailingChecksCarryTheirFixWithTheRailsNames) {
+  inventory::Rail rail;
+  rail.name = "rail0";
+  rail.netdev = "enp1s0f0np0";
+  const std::vector<health::CheckResult> checks = {
+      {"mtu", "rail0", "", false, "MTU 1500 on enp1s0f0np0"}};
+  const auto rows = BuildLandingRows({rail}, {}, {}, {}, checks, {});
+  ASSERT_EQ(rows[0].fixes.size(), 1u);
+  EXPECT_EQ(rows[0].fixes[0], "ip link set dev enp1s0f0np0 mtu 9000");
+  LandingPage page;
+  page.rails = rows;
+  EXPECT_NE(RenderLandingPage(page).find("fix: <code>ip link set dev enp1s0f0np0 mtu 9000</code>"),
+            std::string::npos);
+}
+
+TEST(LandingRowsTest, GpusShowTheirLinkAndNearestRdmaDevice) {
+  inventory::PcieTopology topology;
+  inventory::Gpu near;
+  near.pci_bus_id = "0000:17:00.0";
+  near.link.link.current_width = 8;
+  near.link.link.current_speed_gts = 2.5;
+  near.link.attainable_width = 16;
+  inventory::Gpu integrated;
+  integrated.pci_bus_id = "000f:01:00.0";
+  integrated.attach = inventory::GpuAttach::kC2c;
+  topology.gpus = {near, integrated};
+  inventory::RdmaPciDevice nic;
+  nic.device = "mlx5_0";
+  topology.devices = {nic};
+  topology.paths = {{"0000:17:00.0", "mlx5_0", inventory::PciPath::kPix},
+                    {"000f:01:00.0", "mlx5_0", inventory::PciPath::kSys}};
+  const auto rows = BuildLandingGpuRows(topology);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].nearest, "mlx5_0 (PIX)");
+  EXPECT_EQ(rows[0].link, "x8 (can x16), 2.5 GT/s now");
+  EXPECT_FALSE(rows[0].healthy_link);
+  EXPECT_EQ(rows[1].attach, "c2c");
+  EXPECT_NE(rows[1].nearest.find("integrated"), std::string::npos);
+  LandingPage page;
+  page.gpus = rows;
+  const auto html = RenderLandingPage(page);
+  EXPECT_NE(html.find("<table id=\"gpus\">"), std::string::npos);
+  EXPECT_NE(html.find("data-gpu=\"0000:17:00.0\""), std::string::npos);
+  EXPECT_EQ(RenderLandingPage(LandingPage{}).find("id=\"gpus\""), std::string::npos);
+}
+
 }  // namespace
 }  // namespace rail::web

@@ -1,0 +1,340 @@
+// `rail_exporter doctor`: one snapshot of the host, the worker's capabilities and (with --peer) a
+// peer's hello, through health::EvaluateSnapshot; each verdict becomes a finding with its evidence
+// and remedy. The INFO findings are facts a person needs beside the verdicts (the GID index to
+// pass to UCX, the GPUs and their nearest NICs, what the worker could load), never verdicts.
+#include "rail/agent/doctor.h"
+
+#include <spdlog/fmt/fmt.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <ostream>
+
+#include "rail/agent/config.h"
+#include "rail/agent/probe_wiring.h"
+#include "rail/base/build_info.h"
+#include "rail/base/clock.h"
+#include "rail/health/remedies.h"
+#include "rail/health/snapshot_checks.h"
+#include "rail/inventory/snapshot.h"
+#include "rail/peer/client.h"
+#include "rail/probe/result_store.h"
+#include "rail/probe/worker.h"
+#include "rail/sysfs/filesystem.h"
+#include "rail/sysfs/read_errors.h"
+
+namespace rail::agent {
+
+const char* FindingStatusName(FindingStatus status) {
+  switch (status) {
+    case FindingStatus::kPass:
+      return "PASS";
+    case FindingStatus::kFail:
+      return "FAIL";
+    case FindingStatus::kInfo:
+      return "INFO";
+  }
+  return "INFO";
+}
+
+namespace {
+
+constexpr std::chrono::seconds kPeerTimeout{5};
+
+const inventory::Rail* FindRail(const std::vector<inventory::Rail>& rails,
+                                const std::string& name) {
+  for (const auto& rail : rails) {
+    if (rail.name == name) return &rail;
+  }
+  return nullptr;
+}
+
+std::string PortFiles(const inventory::Rail* rail, const std::string& files) {
+  if (rail == nullptr || rail->device.empty()) return "sysfs class/infiniband/";
+  return fmt::format("sysfs class/infiniband/{}/ports/{}/{}", rail->device, rail->port, files);
+}
+
+std::string PciFiles(inventory::Snapshot& snapshot, const inventory::Rail* rail) {
+  const auto& topology = snapshot.Topology();
+  if (rail == nullptr) {
+    std::vector<std::string> gpus;
+    for (const auto& gpu : topology.gpus) gpus.push_back(gpu.pci_bus_id);
+    return fmt::format(
+        "sysfs bus/pci/devices/{{{}}}/{{current,max}}_link_width; a GPU's speed "
+        "only from cuda probe runs",
+        fmt::join(gpus, ","));
+  }
+  for (const auto& device : topology.devices) {
+    if (device.device == rail->device) {
+      return fmt::format("sysfs bus/pci/devices/{}/{{current,max}}_link_{{speed,width}}",
+                         device.pci_bus_id);
+    }
+  }
+  return "sysfs bus/pci/devices/";
+}
+
+// The file or probe a verdict rests on.
+std::string Evidence(const health::CheckResult& verdict, inventory::Snapshot& snapshot) {
+  const auto* rail = FindRail(snapshot.Rails(), verdict.rail);
+  const auto& check = verdict.check;
+  if (check == "port_active") return PortFiles(rail, "{state,phys_state}");
+  if (check == "port_rate") return PortFiles(rail, "rate");
+  if (check == "roce_gid") return PortFiles(rail, "{gids,gid_attrs/types,gid_attrs/ndevs}/*");
+  if (check == "counter_saturated") return PortFiles(rail, "{counters,counters_ext}/*");
+  if (check == "duplicate_subnet") return "the interfaces' IPv4 addresses (getifaddrs)";
+  if (check == "mtu") return "sysfs class/net/" + (rail ? rail->netdev : "") + "/mtu";
+  if (check == "peer_mtu" || check == "peer_version") return "the hello of peer " + verdict.peer;
+  if (check == "pcie_link") return PciFiles(snapshot, rail);
+  if (check == "gpu_nic_affinity") return "the PCIe tree (sysfs bus/pci/devices/ link targets)";
+  if (check == "gpu_direct") {
+    return "the probe worker's --capabilities (CUDA driver, dma-buf, UCX memory types); sysfs "
+           "kernel/mm/memory_peers/, module/nvidia_peermem/";
+  }
+  return "the probe results";  // multirail_striping, probe_throughput, transport_fallback, ...
+}
+
+Finding FromVerdict(const health::CheckResult& verdict, inventory::Snapshot& snapshot) {
+  Finding finding;
+  finding.status = verdict.ok ? FindingStatus::kPass : FindingStatus::kFail;
+  finding.check = verdict.check;
+  finding.rail = verdict.rail;
+  finding.peer = verdict.peer;
+  finding.summary = verdict.ok ? health::CheckSummary(verdict.check) : verdict.reason;
+  finding.evidence = Evidence(verdict, snapshot);
+  if (!verdict.ok) finding.fix = health::Remedy(verdict, snapshot.Rails(), &snapshot.Topology());
+  return finding;
+}
+
+Finding Info(std::string check, std::string rail, std::string summary, std::string evidence) {
+  Finding finding;
+  finding.check = std::move(check);
+  finding.rail = std::move(rail);
+  finding.summary = std::move(summary);
+  finding.evidence = std::move(evidence);
+  return finding;
+}
+
+// The RoCE v2 GID index of each rail's IPv4 address: what UCX_IB_GID_INDEX must name.
+void GidIndexes(inventory::Snapshot& snapshot, std::vector<Finding>& out) {
+  for (const auto& rail : snapshot.Rails()) {
+    const auto* port = inventory::FindRailPort(snapshot.Devices(), rail);
+    if (port == nullptr || rail.link_layer != "Ethernet") continue;
+    const auto* gid = inventory::PortIpv4Gid(*port, rail.netdev);
+    if (gid == nullptr) continue;  // roce_gid says so
+    out.push_back(
+        Info("roce_gid_index", rail.name,
+             fmt::format("RoCE v2 GID index {} carries {} on {}: UCX_IB_GID_INDEX={} (mpirun -x "
+                         "UCX_IB_GID_INDEX={})",
+                         gid->index, rail.ipv4, rail.netdev, gid->index, gid->index),
+             PortFiles(&rail, fmt::format("gids/{0}, gid_attrs/types/{0}", gid->index))));
+  }
+}
+
+std::string GpuLine(const inventory::PcieTopology& topology, const inventory::Gpu& gpu,
+                    const probe::WorkerCapabilities* capabilities) {
+  std::string name;
+  bool integrated = gpu.attach == inventory::GpuAttach::kC2c;
+  if (capabilities != nullptr) {
+    for (const auto& device : capabilities->cuda.devices) {
+      if (device.pci_bus_id != gpu.pci_bus_id) continue;
+      name = " " + device.name;
+      integrated = integrated || device.integrated;
+    }
+  }
+  if (integrated) {
+    return fmt::format(
+        "GPU {}{} is integrated ({}): no GPUDirect RDMA exists there; pinned host "
+        "memory (cuda_host) is the fast path",
+        gpu.pci_bus_id, name, inventory::GpuAttachName(gpu.attach));
+  }
+  const auto* nearest = inventory::NearestDevice(topology, gpu.pci_bus_id);
+  if (nearest == nullptr) return fmt::format("GPU {}{}: no RDMA device", gpu.pci_bus_id, name);
+  const auto* path = inventory::FindPath(topology, gpu.pci_bus_id, nearest->device);
+  return fmt::format("GPU {}{}: nearest RDMA device {} ({})", gpu.pci_bus_id, name, nearest->device,
+                     path ? inventory::PciPathName(path->path) : "?");
+}
+
+void Gpus(inventory::Snapshot& snapshot, const probe::WorkerCapabilities* capabilities,
+          std::vector<Finding>& out) {
+  const auto& topology = snapshot.Topology();
+  for (const auto& gpu : topology.gpus) {
+    out.push_back(Info("gpu", "", GpuLine(topology, gpu, capabilities),
+                       "sysfs bus/pci/devices/" + gpu.pci_bus_id));
+  }
+}
+
+// Files that could not be read: a verdict resting on them may be missing or say less.
+void ReadProblems(const sysfs::ReadErrors& errors, std::vector<Finding>& out) {
+  for (const auto& problem : errors.problems()) {
+    out.push_back(
+        Info("read_error", "",
+             fmt::format("{}: {}{}", problem.path, sysfs::ReadFailureName(problem.failure),
+                         problem.detail.empty() ? "" : " (" + problem.detail + ")"),
+             "sysfs " + problem.path));
+  }
+}
+
+Finding CapabilitiesFinding(const std::optional<probe::WorkerCapabilities>& capabilities,
+                            const std::string& error) {
+  const std::string evidence = "rail_exporter_probe_worker --capabilities";
+  if (!capabilities) {
+    return Info("capabilities", "",
+                "the probe worker did not answer (" + error +
+                    "): the GPU checks that need the driver say nothing",
+                evidence);
+  }
+  const auto& cuda = capabilities->cuda;
+  const std::string driver =
+      cuda.loaded ? fmt::format("CUDA driver {}.{} with {} GPU(s)", cuda.driver_version / 1000,
+                                cuda.driver_version % 1000 / 10, cuda.devices.size())
+                  : "no CUDA driver (" + cuda.error + ")";
+  const std::string ucx =
+      capabilities->ucx_memory_types_known
+          ? fmt::format("UCX memory types: {}", fmt::join(capabilities->ucx_memory_types, ", "))
+          : "UCX memory types unknown";
+  return Info("capabilities", "", driver + "; " + ucx, evidence);
+}
+
+// With --peer: connects and records the hello as a result the peer checks read (a failed run
+// with the peer's versions: the probe-derived checks skip it).
+std::optional<Finding> AskPeer(const DoctorOptions& options, const AgentConfig& config,
+                               const sysfs::Filesystem& sys, probe::ResultStore& store) {
+  if (options.peer.empty()) return std::nullopt;
+  const auto secret_file = options.secret_file ? options.secret_file : config.responder.secret_file;
+  if (!secret_file && !options.insecure) {
+    throw std::runtime_error("--peer needs --peer.secret-file (or --peer.insecure)");
+  }
+  base::SteadyClock clock;
+  ProbeWiring wiring(sys, {}, LoadSecret(secret_file, "secret file"), clock, 16,
+                     WorkerSettings{options.worker_path, options.sysfs_root, "warn", "logfmt"});
+  std::string reason;
+  std::string message;
+  const auto client = wiring.Context().connect(options.peer, kPeerTimeout, &reason, &message);
+  if (!client) {
+    Finding finding;
+    finding.status = FindingStatus::kFail;
+    finding.check = "peer_hello";
+    finding.peer = options.peer;
+    finding.summary = fmt::format("no hello from {}: {} ({})", options.peer, reason, message);
+    finding.evidence = "the control channel to " + options.peer;
+    finding.fix = "check the peer's responder.listen_address, the firewall and the shared secret";
+    return finding;
+  }
+  probe::ProbeResult hello;
+  hello.kind = probe::ProbeKind::kTcpRtt;
+  hello.peer = options.peer;
+  hello.error_reason = "hello_only";
+  hello.finished_at = std::chrono::system_clock::now();
+  hello.peer_agent_version = client->peer_versions().agent_version;
+  hello.peer_ucx_version = client->peer_versions().ucx_version;
+  hello.peer_rail_mtus = client->peer_rail_mtus();
+  store.Record(std::move(hello), std::chrono::milliseconds(0));
+  return std::nullopt;
+}
+
+void CheckRoot(const std::string& root, const char* flag) {
+  std::error_code error;
+  if (!std::filesystem::is_directory(root, error)) {
+    throw std::invalid_argument(fmt::format("{}: cannot read {}", flag, root));
+  }
+}
+
+std::vector<Finding> Diagnose(const DoctorOptions& options) {
+  // procfs may be absent (a fixture tree without proc/): only the bonds' files are read there.
+  CheckRoot(options.sysfs_root, "--path.sysfs");
+  AgentConfig config;
+  if (options.config_file) config = LoadConfigFile(*options.config_file);
+  sysfs::RootedFilesystem sys(options.sysfs_root);
+  sysfs::RootedFilesystem proc(options.procfs_root);
+  probe::ResultStore store;
+  std::vector<Finding> findings;
+  if (auto failed = AskPeer(options, config, sys, store)) findings.push_back(std::move(*failed));
+
+  const auto worker = probe::FindWorkerExecutable(options.worker_path);
+  std::string capabilities_error;
+  const auto capabilities =
+      probe::QueryWorkerCapabilities(worker, &capabilities_error, options.cuda_library);
+
+  inventory::Sources sources;
+  sources.sys = &sys;
+  sources.proc = &proc;
+  sources.rails = config.rails;
+  sources.discover_unlisted = config.DiscoverUnlisted();
+  sysfs::ReadErrors errors;
+  inventory::Snapshot snapshot(sources, errors);
+  health::Context context;
+  context.thresholds = config.health;
+  context.results = &store;
+  context.interface_addresses = health::ReadInterfaceAddresses;
+  context.own_agent_version = base::GetBuildInfo().version;
+  context.own_ucx_version = probe::QueryWorkerUcxVersion(worker);
+  context.capabilities = [&capabilities] { return capabilities; };
+  for (const auto& verdict : health::EvaluateSnapshot(snapshot, context).checks) {
+    findings.push_back(FromVerdict(verdict, snapshot));
+  }
+  GidIndexes(snapshot, findings);
+  Gpus(snapshot, capabilities ? &*capabilities : nullptr, findings);
+  findings.push_back(CapabilitiesFinding(capabilities, capabilities_error));
+  ReadProblems(errors, findings);
+  return findings;
+}
+
+std::string Subject(const Finding& finding) {
+  std::string subject;
+  if (!finding.rail.empty()) subject += " rail=" + finding.rail;
+  if (!finding.peer.empty()) subject += " peer=" + finding.peer;
+  return subject;
+}
+
+}  // namespace
+
+std::string FormatDoctorText(const std::vector<Finding>& findings) {
+  std::size_t failed = 0;
+  std::string text;
+  for (const auto& finding : findings) {
+    failed += finding.status == FindingStatus::kFail ? 1 : 0;
+    text += fmt::format("{} {}{}: {}\n", FindingStatusName(finding.status), finding.check,
+                        Subject(finding), finding.summary);
+    text += fmt::format("     evidence: {}\n", finding.evidence);
+    if (!finding.fix.empty()) text += fmt::format("     fix: {}\n", finding.fix);
+  }
+  text += failed == 0 ? "every check passed\n" : fmt::format("{} check(s) failed\n", failed);
+  return text;
+}
+
+std::string FormatDoctorJson(const std::vector<Finding>& findings) {
+  nlohmann::json json = nlohmann::json::array();
+  for (const auto& finding : findings) {
+    nlohmann::json entry = {{"status", FindingStatusName(finding.status)},
+                            {"check", finding.check},
+                            {"rail", finding.rail},
+                            {"peer", finding.peer},
+                            {"summary", finding.summary},
+                            {"evidence", finding.evidence}};
+    if (!finding.fix.empty()) entry["fix"] = finding.fix;
+    json.push_back(std::move(entry));
+  }
+  return json.dump(2) + "\n";
+}
+
+int RunDoctor(const DoctorOptions& options, std::ostream& out, std::ostream& err) {
+  if (options.output != "text" && options.output != "json") {
+    err << "rail_exporter doctor: --output: expected text or json\n";
+    return 2;
+  }
+  std::vector<Finding> findings;
+  try {
+    findings = Diagnose(options);
+  } catch (const std::exception& error) {
+    err << "rail_exporter doctor: " << error.what() << "\n";
+    return 2;
+  }
+  out << (options.output == "json" ? FormatDoctorJson(findings) : FormatDoctorText(findings));
+  const bool failed = std::any_of(findings.begin(), findings.end(), [](const Finding& finding) {
+    return finding.status == FindingStatus::kFail;
+  });
+  return failed ? 1 : 0;
+}
+
+}  // namespace rail::agent

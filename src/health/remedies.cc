@@ -1,0 +1,141 @@
+// The remedy of every check token. Commands rather than advice where one exists: what a person
+// types on the host, with the rail's own names filled in.
+#include "rail/health/remedies.h"
+
+#include <spdlog/fmt/fmt.h>
+
+#include <algorithm>
+#include <map>
+
+namespace rail::health {
+namespace {
+
+struct Names {
+  std::string netdev = "<netdev>";
+  std::string device = "<device>";
+  std::string port = "1";
+  std::string pci = "<pci address>";
+};
+
+Names NamesOf(const CheckResult& verdict, const std::vector<inventory::Rail>& rails,
+              const inventory::PcieTopology* topology) {
+  Names names;
+  const auto rail = std::find_if(rails.begin(), rails.end(),
+                                 [&](const inventory::Rail& r) { return r.name == verdict.rail; });
+  if (rail == rails.end()) return names;
+  if (!rail->netdev.empty()) names.netdev = rail->netdev;
+  if (!rail->device.empty()) names.device = rail->device;
+  if (rail->port != 0) names.port = std::to_string(rail->port);
+  if (topology == nullptr) return names;
+  for (const auto& device : topology->devices) {
+    if (device.device == rail->device) names.pci = device.pci_bus_id;
+  }
+  return names;
+}
+
+// fmt templates with {netdev}, {device}, {port} and {pci}.
+const std::map<std::string, std::string>& Templates() {
+  static const std::map<std::string, std::string> kTemplates = {
+      {"port_active",
+       "rdma link show; ip link set dev {netdev} up; check the cable and the switch port"},
+      {"port_rate",
+       "ethtool {netdev}; cat /sys/class/infiniband/{device}/ports/{port}/rate; check the cable, "
+       "the transceiver and the switch port's speed"},
+      {"roce_gid",
+       "ip link set dev {netdev} nomaster (RoCE netdevs must not be bond slaves); "
+       "ip addr add <rail IPv4>/<prefix> dev {netdev}; "
+       "grep . /sys/class/infiniband/{device}/ports/{port}/gid_attrs/types/*"},
+      {"duplicate_subnet",
+       "ip -4 addr show; ip addr del <address>/<prefix> dev <the other interface> (one interface "
+       "per rail subnet)"},
+      {"mtu", "ip link set dev {netdev} mtu 9000"},
+      {"peer_mtu", "ip link set dev {netdev} mtu 9000 (on both hosts)"},
+      {"peer_version",
+       "install the same rail_exporter and UCX versions on both hosts (ucx_info -v; "
+       "rail_exporter --version)"},
+      {"counter_saturated",
+       "read the extended counters: ls /sys/class/infiniband/{device}/ports/{port}/counters_ext/ "
+       "(load the driver that provides them, or reset the counters: perfquery -x -R)"},
+      {"multirail_striping",
+       "export UCX_NET_DEVICES=<every rail's device:port> UCX_MAX_RNDV_RAILS=<rail count>; check "
+       "UCX_MULTI_LANE_MAX_RATIO (UCX drops a lane slower than 1/4 of the fastest)"},
+      {"probe_throughput",
+       "ib_write_bw -d {device} -i {port} <peer> (against the peer); rdma statistic show link "
+       "{device}/{port}"},
+      {"transport_fallback",
+       "ucx_info -d | grep -A4 {device}; export UCX_TLS=rc,ud,sm,self "
+       "UCX_NET_DEVICES={device}:{port}"},
+      {"pcie_link",
+       "lspci -vv -s {pci} | grep -E 'LnkCap|LnkSta'; reseat the card, or move it to a "
+       "slot wired for its full width"},
+      {"gpu_nic_affinity",
+       "nvidia-smi topo -m; pin each GPU's traffic to its nearest NIC (UCX_NET_DEVICES, "
+       "NCCL_IB_HCA), or move the NIC next to the GPU"},
+      {"gpu_direct",
+       "modprobe nvidia_peermem (or the open GPU kernel modules on Linux 5.12+ for dma-buf); "
+       "install a CUDA-enabled UCX (ucx_info -d | grep cuda) and include cuda_copy in UCX_TLS"},
+      {"gpu_memory_throughput",
+       "modprobe nvidia_peermem; ucx_info -d | grep -i cuda; export "
+       "UCX_TLS=rc,cuda_copy,cuda_ipc,sm,self UCX_NET_DEVICES={device}:{port}"},
+  };
+  return kTemplates;
+}
+
+const std::map<std::string, std::string>& Summaries() {
+  static const std::map<std::string, std::string> kSummaries = {
+      {"port_active", "the port is ACTIVE with its link up"},
+      {"port_rate", "the port runs at its expected rate"},
+      {"roce_gid", "a RoCE v2 GID carries the rail's IPv4 address, on no bond"},
+      {"duplicate_subnet", "no other interface holds an address in the rail's subnet"},
+      {"mtu", "the rail's MTU matches the host's other rails"},
+      {"peer_mtu", "the rail's MTU matches the peer's"},
+      {"peer_version", "the peer runs the same agent and UCX versions"},
+      {"counter_saturated", "no port counter is pegged at its maximum"},
+      {"multirail_striping", "multi-rail traffic spreads over the rails"},
+      {"probe_throughput", "probed throughput is near the line rate and the sibling rails"},
+      {"transport_fallback", "RDMA rails moved their bytes over RDMA"},
+      {"pcie_link", "the PCIe link trained at its full speed and width"},
+      {"gpu_nic_affinity", "GPUs and RDMA devices sit close on the PCIe tree"},
+      {"gpu_direct", "GPU memory can reach the rails without host staging"},
+      {"gpu_memory_throughput", "GPU-memory transfers get near host-memory throughput"},
+  };
+  return kSummaries;
+}
+
+}  // namespace
+
+std::string CheckSummary(const std::string& check) {
+  const auto found = Summaries().find(check);
+  return found == Summaries().end() ? std::string() : found->second;
+}
+
+std::string Remedy(const CheckResult& verdict, const std::vector<inventory::Rail>& rails,
+                   const inventory::PcieTopology* topology) {
+  const auto found = Templates().find(verdict.check);
+  if (found == Templates().end()) return "";
+  const auto names = NamesOf(verdict, rails, topology);
+  return fmt::format(fmt::runtime(found->second), fmt::arg("netdev", names.netdev),
+                     fmt::arg("device", names.device), fmt::arg("port", names.port),
+                     fmt::arg("pci", names.pci));
+}
+
+const std::vector<std::string>& CheckTokens() {
+  static const std::vector<std::string> kTokens = {"port_active",
+                                                   "port_rate",
+                                                   "roce_gid",
+                                                   "duplicate_subnet",
+                                                   "mtu",
+                                                   "peer_mtu",
+                                                   "peer_version",
+                                                   "counter_saturated",
+                                                   "multirail_striping",
+                                                   "probe_throughput",
+                                                   "transport_fallback",
+                                                   "pcie_link",
+                                                   "gpu_nic_affinity",
+                                                   "gpu_direct",
+                                                   "gpu_memory_throughput"};
+  return kTokens;
+}
+
+}  // namespace rail::health
