@@ -253,8 +253,8 @@ std::vector<Finding> Diagnose(const DoctorOptions& options) {
 
   const auto worker = probe::FindWorkerExecutable(options.worker_path);
   std::string capabilities_error;
-  const auto capabilities =
-      probe::QueryWorkerCapabilities(worker, &capabilities_error, options.cuda_library);
+  const auto capabilities = probe::QueryWorkerCapabilities(
+      worker, &capabilities_error, options.cuda_library, options.sysfs_root);
 
   inventory::Sources sources;
   sources.sys = &sys;
