@@ -65,6 +65,9 @@ void AddAgentFlags(CLI::App& app, CommandLine& cl) {
   app.add_option("--probe.worker-path", cl.options.probe_worker_path,
                  "The probe worker executable that runs UCX (default: "
                  "rail_exporter_probe_worker beside this executable)");
+  app.add_option("--cuda.library", cl.options.cuda_library,
+                 "The CUDA driver library the probe worker loads (default: libcuda.so.1; the "
+                 "agent itself never loads it)");
 }
 
 void AddCollectorFlags(CLI::App& app, CommandLine& cl) {

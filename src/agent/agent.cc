@@ -148,7 +148,7 @@ std::uint16_t Agent::ResponderPort() const {
 // first: its hello brings the UCX version that the handshake, the checks and build_info report.
 void Agent::StartProbing() {
   WorkerSettings worker{options_.probe_worker_path, options_.sysfs_root, options_.log_level,
-                        options_.log_format};
+                        options_.log_format, options_.cuda_library};
   const bool responds = !config_.responder.listen_address.empty();
   if (responds || !config_.probes.empty()) {
     probing_ = std::make_unique<ProbeWiring>(

@@ -64,6 +64,7 @@ void ProbeWiring::StartWorker() {
   options.init.rails = rails_;
   options.init.log_level = worker_settings_.log_level;
   options.init.log_format = worker_settings_.log_format;
+  options.init.cuda_library = worker_settings_.cuda_library;
   worker_ = std::make_unique<probe::ProbeWorker>(std::move(options));
   if (std::string error; !worker_->Start(&error)) {
     spdlog::error("probe worker: {}; probes over UCX fail with worker_unavailable until it runs",

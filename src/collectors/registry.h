@@ -20,6 +20,7 @@ std::unique_ptr<Collector> MakeExporterCollector();
 std::unique_ptr<Collector> MakeProbeCollector();
 std::unique_ptr<Collector> MakeResponderCollector();
 std::unique_ptr<Collector> MakeProbeWorkerCollector();
+std::unique_ptr<Collector> MakeGpuDirectCollector();
 std::unique_ptr<Collector> MakeHealthCollector();
 
 }  // namespace rail::collectors

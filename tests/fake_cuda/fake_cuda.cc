@@ -284,8 +284,11 @@ CUresult cuGetErrorString(CUresult error, const char** text) {
   return cuGetErrorName(error, text);
 }
 
-CUresult cuGetProcAddress_v2(const char* symbol, void** pfn, int, cuuint64_t,
-                             CUdriverProcAddressQueryResult* status) {
+}  // extern "C"
+
+namespace {
+
+CUresult GetProcAddress(const char* symbol, void** pfn, CUdriverProcAddressQueryResult* status) {
   auto found = EntryPoints().find(symbol == nullptr ? "" : symbol);
   bool known = found != EntryPoints().end();
   if (status != nullptr) {
@@ -295,8 +298,19 @@ CUresult cuGetProcAddress_v2(const char* symbol, void** pfn, int, cuuint64_t,
   return known ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
 }
 
-CUresult cuGetProcAddress(const char* symbol, void** pfn, int version, cuuint64_t flags) {
-  return cuGetProcAddress_v2(symbol, pfn, version, flags, nullptr);
+}  // namespace
+
+extern "C" {
+
+#ifndef RAIL_FAKE_CUDA_BEFORE_12_5
+CUresult cuGetProcAddress_v2(const char* symbol, void** pfn, int, cuuint64_t,
+                             CUdriverProcAddressQueryResult* status) {
+  return GetProcAddress(symbol, pfn, status);
+}
+#endif
+
+CUresult cuGetProcAddress(const char* symbol, void** pfn, int, cuuint64_t) {
+  return GetProcAddress(symbol, pfn, nullptr);
 }
 
 }  // extern "C"
@@ -331,7 +345,11 @@ const std::map<std::string, void*>& EntryPoints() {
       {"cuMemcpyHtoD", Address(&cuMemcpyHtoD_v2)},
       {"cuGetErrorName", Address(&cuGetErrorName)},
       {"cuGetErrorString", Address(&cuGetErrorString)},
+#ifndef RAIL_FAKE_CUDA_BEFORE_12_5
       {"cuGetProcAddress", Address(&cuGetProcAddress_v2)},
+#else
+      {"cuGetProcAddress", Address(&cuGetProcAddress)},
+#endif
   };
   return entry_points;
 }

@@ -16,8 +16,11 @@ namespace rail::testing {
 
 #ifdef RAIL_FAKE_CUDA_LIBRARY
 inline constexpr const char* kFakeCudaLibrary = RAIL_FAKE_CUDA_LIBRARY;
+// The same driver as one before CUDA 12.5 exports it: cuGetProcAddress without _v2.
+inline constexpr const char* kFakeCudaBefore125Library = RAIL_FAKE_CUDA_BEFORE_12_5_LIBRARY;
 #else
 inline constexpr const char* kFakeCudaLibrary = nullptr;
+inline constexpr const char* kFakeCudaBefore125Library = nullptr;
 #endif
 inline constexpr const char* kNoFakeCuda =
     "the fake CUDA driver needs the CUDA headers (/usr/local/cuda/include/cuda.h); not built";

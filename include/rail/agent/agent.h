@@ -12,6 +12,7 @@
 
 #include "rail/agent/config.h"
 #include "rail/base/errors.h"
+#include "rail/gpu/driver.h"
 #include "rail/web/web_server.h"
 
 namespace rail::sysfs {
@@ -55,6 +56,8 @@ struct AgentOptions {
   // The probe worker (rail/probe/worker.h): --probe.worker-path, empty: beside this executable;
   // it logs as the agent does.
   std::string probe_worker_path;
+  // --cuda.library: the CUDA driver the probe worker loads (this process never does).
+  std::string cuda_library = gpu::kCudaLibrary;
   std::string log_level = "info";
   std::string log_format = "logfmt";
 };

@@ -37,6 +37,7 @@ struct WorkerSettings {
   std::string sysfs_root = "/sys";
   std::string log_level = "info";
   std::string log_format = "logfmt";
+  std::string cuda_library = gpu::kCudaLibrary;  // --cuda.library, loaded by the worker only
 };
 
 class ProbeWiring {

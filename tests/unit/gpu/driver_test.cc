@@ -39,6 +39,17 @@ TEST(CudaDriverTest, LoadsTheFakeDriverAndReadsItsVersion) {
   EXPECT_EQ(fake.CallersOf("cuInit").size(), 1u);
 }
 
+TEST(CudaDriverTest, DriversBefore125ResolveThroughTheOldCuGetProcAddress) {
+  REQUIRE_FAKE_CUDA();
+  FakeCuda fake(nlohmann::json{{"driver_version", 12020},
+                               {"devices", {FakeCuda::Device("0000:17:00.0", "old")}}});
+  std::string error;
+  auto driver = CudaDriver::Load(testing::kFakeCudaBefore125Library, &error);
+  ASSERT_NE(driver, nullptr) << error;
+  EXPECT_EQ(driver->DriverVersion(), 12020);
+  EXPECT_EQ(driver->OrdinalOf("0000:17:00.0"), 0);
+}
+
 TEST(CudaDriverTest, MissingLibraryIsAnErrorNamingIt) {
   std::string error;
   auto driver = CudaDriver::Load("/nonexistent/libcuda.so.1", &error);
