@@ -59,11 +59,10 @@ PciLinkState LinkStateOf(const sysfs::Filesystem& fs, const sysfs::PciFunction& 
   state.attainable_speed_gts = function.link.max_speed_gts;
   state.attainable_width = function.link.max_width;
   if (function.chain.size() < 2) return state;
-  const auto upstream =
-      sysfs::ReadPciFunction(fs, function.chain[function.chain.size() - 2], errors);
-  if (!upstream) return state;
-  state.attainable_speed_gts = MinOf(function.link.max_speed_gts, upstream->link.max_speed_gts);
-  state.attainable_width = MinOf(function.link.max_width, upstream->link.max_width);
+  const sysfs::PciLink upstream =
+      sysfs::ReadPciLink(fs, function.chain[function.chain.size() - 2], errors);
+  state.attainable_speed_gts = MinOf(function.link.max_speed_gts, upstream.max_speed_gts);
+  state.attainable_width = MinOf(function.link.max_width, upstream.max_width);
   return state;
 }
 
@@ -124,7 +123,7 @@ PcieTopology ReadPcieTopology(const sysfs::Filesystem& fs,
                               const std::vector<sysfs::InfinibandDevice>& devices,
                               sysfs::ReadErrors& errors) {
   PcieTopology topology;
-  const auto gpu_functions = sysfs::ReadPciFunctions(fs, errors, IsGpu);
+  const auto gpu_functions = sysfs::ReadPciFunctions(fs, errors, IsGpu, sysfs::kPciVendorNvidia);
   for (const auto& function : gpu_functions) {
     Gpu gpu;
     gpu.pci_bus_id = function.address;

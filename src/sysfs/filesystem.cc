@@ -30,6 +30,20 @@ using detail::StripSlashes;
 using detail::UniqueFd;
 using detail::WorthCaching;
 
+namespace {
+
+// The root with every link followed and a trailing '/', or "" when it does not resolve (yet).
+std::string RealRoot(const std::string& root) {
+  char* real_root = ::realpath(root.empty() ? "/" : root.c_str(), nullptr);
+  if (real_root == nullptr) return {};
+  std::string real(real_root);
+  std::free(real_root);
+  if (!real.ends_with('/')) real += '/';
+  return real;
+}
+
+}  // namespace
+
 RootedFilesystem::RootedFilesystem(std::string root) : RootedFilesystem(std::move(root), {}) {}
 
 RootedFilesystem::RootedFilesystem(std::string root, const Options& options)
@@ -37,6 +51,7 @@ RootedFilesystem::RootedFilesystem(std::string root, const Options& options)
   // "/" and "/sys/" both work: Resolve inserts the separator itself.
   while (root_.size() > 1 && root_.back() == '/') root_.pop_back();
   if (root_ == "/") root_.clear();
+  real_root_ = RealRoot(root_);
   if (options.cache_open_files) {
     const std::size_t capacity = CacheCapacity(options.max_cached_files);
     if (capacity > 0) {
@@ -172,11 +187,9 @@ int RootedFilesystem::ResolvePath(std::string_view relative_path, std::string* r
   if (real == nullptr) return errno;
   const std::string absolute(real);
   std::free(real);
-  char* real_root = ::realpath(root_.c_str(), nullptr);
-  if (real_root == nullptr) return errno;
-  std::string root(real_root);
-  std::free(real_root);
-  if (root != "/" && !root.ends_with('/')) root += '/';
+  // Resolved once: realpath(3) of the root costs as much as the path's own.
+  std::string root = real_root_.empty() ? RealRoot(root_) : real_root_;
+  if (root.empty()) return ENOENT;
   if (absolute + "/" == root) {
     resolved->clear();
     return 0;

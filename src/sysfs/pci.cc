@@ -106,15 +106,21 @@ void ReadPlacement(const Filesystem& fs, const std::string& dir, PciFunction& fu
   function.chain = std::move(chain);
 }
 
+PciLink ReadLink(const Filesystem& fs, const std::string& dir, ReadErrors& errors) {
+  PciLink link;
+  link.current_speed_gts = ReadLinkSpeed(fs, JoinPath(dir, "current_link_speed"), errors);
+  link.max_speed_gts = ReadLinkSpeed(fs, JoinPath(dir, "max_link_speed"), errors);
+  link.current_width = ReadLinkWidth(fs, JoinPath(dir, "current_link_width"), errors);
+  link.max_width = ReadLinkWidth(fs, JoinPath(dir, "max_link_width"), errors);
+  return link;
+}
+
 void ReadDetails(const Filesystem& fs, const std::string& dir, PciFunction& function,
                  ReadErrors& errors) {
   ReadPlacement(fs, dir, function);
   function.device_id = ReadHex32(fs, JoinPath(dir, "device"), errors);
   function.numa_node = ReadNumaNode(fs, JoinPath(dir, "numa_node"), errors);
-  function.link.current_speed_gts = ReadLinkSpeed(fs, JoinPath(dir, "current_link_speed"), errors);
-  function.link.max_speed_gts = ReadLinkSpeed(fs, JoinPath(dir, "max_link_speed"), errors);
-  function.link.current_width = ReadLinkWidth(fs, JoinPath(dir, "current_link_width"), errors);
-  function.link.max_width = ReadLinkWidth(fs, JoinPath(dir, "max_link_width"), errors);
+  function.link = ReadLink(fs, dir, errors);
 }
 
 }  // namespace
@@ -136,17 +142,24 @@ std::optional<PciFunction> ReadPciFunction(const Filesystem& fs, const std::stri
   return function;
 }
 
+PciLink ReadPciLink(const Filesystem& fs, const std::string& address, ReadErrors& errors) {
+  const std::string dir = JoinPath(kPciDevicesDir, address);
+  if (!fs.IsDirectory(dir)) return {};
+  return ReadLink(fs, dir, errors);
+}
+
 std::vector<PciFunction> ReadPciFunctions(
     const Filesystem& fs, ReadErrors& errors,
-    const std::function<bool(std::uint32_t vendor, std::uint32_t class_code)>& want) {
+    const std::function<bool(std::uint32_t vendor, std::uint32_t class_code)>& want,
+    std::optional<std::uint32_t> only_vendor) {
   std::vector<PciFunction> functions;
-  // Two small reads per function for every function on the host (a few hundred on a large one);
-  // the rest only for the ones `want` keeps.
+  // One or two small reads per function for every function on the host (a few hundred on a large
+  // one); the rest only for the ones `want` keeps.
   for (const auto& address :
        detail::ListNames(fs, std::string(kPciDevicesDir), errors, Presence::kOptional)) {
     const std::string dir = JoinPath(kPciDevicesDir, address);
     const auto vendor = ReadHex32(fs, JoinPath(dir, "vendor"), errors);
-    if (!vendor) continue;
+    if (!vendor || (only_vendor && *vendor != *only_vendor)) continue;
     const auto class_code = ReadHex32(fs, JoinPath(dir, "class"), errors);
     if (!class_code || !want(*vendor, *class_code)) continue;
     PciFunction function;

@@ -79,6 +79,7 @@ class RootedFilesystem final : public Filesystem {
   bool ReadCached(std::string_view key, bool directory, ReadFn read) const;
   std::string Resolve(std::string_view relative_path) const;
   std::string root_;
+  std::string real_root_;  // root_ resolved, with a trailing '/'; "" if it did not resolve
   std::unique_ptr<FileCache> cache_;  // null when caching is off
 };
 

@@ -49,12 +49,18 @@ bool IsDisplayClass(std::uint32_t class_code);
 std::optional<PciFunction> ReadPciFunction(const Filesystem& fs, const std::string& address,
                                            ReadErrors& errors);
 
+// The link attributes alone of bus/pci/devices/<address> (a bridge upstream of a device); all
+// nullopt when the function does not exist.
+PciLink ReadPciLink(const Filesystem& fs, const std::string& address, ReadErrors& errors);
+
 // Every function under bus/pci/devices/ whose vendor and class `want` accepts (read first: the
-// other attributes are read only for accepted functions). A missing bus/pci/devices/ is no
-// error (a container without /sys/bus).
+// other attributes are read only for accepted functions). With `only_vendor`, the class is read
+// only for functions of that vendor: one read per function on a host with none. A missing
+// bus/pci/devices/ is no error (a container without /sys/bus).
 std::vector<PciFunction> ReadPciFunctions(
     const Filesystem& fs, ReadErrors& errors,
-    const std::function<bool(std::uint32_t vendor, std::uint32_t class_code)>& want);
+    const std::function<bool(std::uint32_t vendor, std::uint32_t class_code)>& want,
+    std::optional<std::uint32_t> only_vendor = std::nullopt);
 
 // The PCI address class/infiniband/<device>/device resolves to ("0000:01:00.0"), or nullopt
 // (no PCI parent: a soft-RoCE device, a fixture without links).

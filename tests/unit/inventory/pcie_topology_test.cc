@@ -155,6 +155,16 @@ TEST(PcieTopologySpark, IntegratedGb10IsC2cAndNodeFromEveryNic) {
   EXPECT_TRUE(errors.empty());
 }
 
+TEST(PcieTopology, GpusWithoutRdmaDevices) {
+  sysfs::RootedFilesystem fs(kFixtures + "/hgx-8gpu/sys");
+  sysfs::ReadErrors errors;
+  const auto topology = ReadPcieTopology(fs, {}, errors);
+  EXPECT_EQ(topology.gpus.size(), 8u);
+  EXPECT_THAT(topology.devices, IsEmpty());
+  EXPECT_THAT(topology.paths, IsEmpty());
+  EXPECT_EQ(NearestDevice(topology, "0000:03:00.0"), nullptr);
+}
+
 TEST(PcieTopology, DevicesWithoutPciFunctionsHaveNoPaths) {
   test::FakeFilesystem fs;
   fs.AddFile("class/infiniband/rxe0/ports/1/state", "4: ACTIVE\n");

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -126,6 +127,40 @@ TEST(PciFunctions, ReadsOnlyVendorAndClassOfFunctionsNotWanted) {
     if (gpu) continue;
     EXPECT_TRUE(read.ends_with("/vendor") || read.ends_with("/class")) << read;
   }
+  EXPECT_TRUE(errors.empty());
+}
+
+TEST(PciFunctions, OnlyVendorSkipsTheClassOfOtherVendors) {
+  FakeFilesystem fs(kHgx);
+  ReadErrors errors;
+  std::vector<std::uint32_t> vendors_asked;
+  const auto nvidia = ReadPciFunctions(
+      fs, errors,
+      [&](std::uint32_t vendor, std::uint32_t) {
+        vendors_asked.push_back(vendor);
+        return true;
+      },
+      kPciVendorNvidia);
+  EXPECT_EQ(nvidia.size(), 8u);
+  EXPECT_EQ(vendors_asked, std::vector<std::uint32_t>(8, kPciVendorNvidia));
+  for (const auto& read : fs.reads()) {
+    if (read.ends_with("/class")) {
+      EXPECT_TRUE(std::any_of(nvidia.begin(), nvidia.end(), [&](const PciFunction& gpu) {
+        return read.find(gpu.address) != std::string::npos;
+      })) << read;
+    }
+  }
+}
+
+TEST(PciLinkOnly, ReadsABridgesLink) {
+  RootedFilesystem fs(kHgx);
+  ReadErrors errors;
+  const PciLink port = ReadPciLink(fs, "0000:82:03.0", errors);  // mlx5_5's downstream port
+  EXPECT_THAT(port.max_width, Optional(16u));
+  EXPECT_THAT(port.max_speed_gts, Optional(32.0));
+  const PciLink none = ReadPciLink(fs, "0000:ee:00.0", errors);
+  EXPECT_FALSE(none.max_width.has_value());
+  EXPECT_FALSE(none.current_speed_gts.has_value());
   EXPECT_TRUE(errors.empty());
 }
 
