@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """VRAM probes in the network-namespace lab, on the fake CUDA driver (tests/fake_cuda).
 
-Two agents, each with the fake libcuda.so.1 found first on LD_LIBRARY_PATH and its configuration
-(RAIL_FAKE_CUDA_CONFIG: one GPU) in their environment, which their probe workers inherit. Host a
+Two agents, each naming the fake libcuda.so.1 with --cuda.library (passed to its probe worker,
+which alone loads it) and with the fake's configuration (RAIL_FAKE_CUDA_CONFIG: one GPU) in
+their environment, which their probe workers inherit. Host a
 probes host b with ucx_throughput over both veth rails twice: memory: host and memory: cuda.
 Debian's UCX 1.13 takes host memory only, so the cuda runs are staged through pinned host memory
 on both sides.
@@ -59,16 +60,16 @@ class LabGpuProbeTest(lab.LabTestCase):
                           "gpu_direct_rdma": False, "dma_buf": False}]}))
         cls.cuda_log = cls.lab.write("fake_cuda.log", "")
         os.chmod(cls.cuda_log, 0o666)
-        env = {"LD_LIBRARY_PATH": os.path.dirname(library),
-               "RAIL_FAKE_CUDA_CONFIG": config, "RAIL_FAKE_CUDA_LOG": cls.cuda_log}
+        env = {"RAIL_FAKE_CUDA_CONFIG": config, "RAIL_FAKE_CUDA_LOG": cls.cuda_log}
+        driver = "--cuda.library=" + library
         probes = (
             "  - {kind: ucx_throughput, memory: host, duration: 1s, timeout: 5s, interval: 60s}\n"
             "  - {kind: ucx_throughput, memory: cuda, duration: 1s, timeout: 5s, interval: 60s}\n")
         config_b = cls.lab.config("b.yaml", "b", secret=secret)
         config_a = cls.lab.config("a.yaml", "a", secret=secret, peers={"b": PEER_B},
                                   probes=probes)
-        cls.agent_b = cls.lab.start_agent("b", ["--config.file=" + config_b], env=env)
-        cls.agent_a = cls.lab.start_agent("a", ["--config.file=" + config_a], env=env)
+        cls.agent_b = cls.lab.start_agent("b", ["--config.file=" + config_b, driver], env=env)
+        cls.agent_a = cls.lab.start_agent("a", ["--config.file=" + config_a, driver], env=env)
 
     def test_host_and_cuda_series_staged_with_their_ratio(self):
         def throughput(samples, rail, memory):
