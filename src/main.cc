@@ -149,6 +149,25 @@ int Fail(const std::string& message) {
   return 2;
 }
 
+// The agent's flags a subcommand shares (probe, doctor).
+template <typename SubcommandOptions>
+void CopyAgentFlags(const CommandLine& cl, SubcommandOptions& options) {
+  options.sysfs_root = cl.options.sysfs_root;
+  options.config_file = cl.options.config_file;
+  options.insecure = cl.options.peer_insecure;
+  options.worker_path = cl.options.probe_worker_path;
+}
+
+bool ConfigureLogging(const CommandLine& cl) {
+  try {
+    rail::base::ConfigureLogging(cl.log_level, cl.log_format);
+    return true;
+  } catch (const std::exception& error) {
+    Fail(error.what());
+    return false;
+  }
+}
+
 int RunProbe(CommandLine& cl) {
   const auto duration = rail::agent::ParseDuration(cl.probe_duration);
   const auto timeout = rail::agent::ParseDuration(cl.probe_timeout);
@@ -158,30 +177,16 @@ int RunProbe(CommandLine& cl) {
   }
   cl.probe.duration = *duration;
   cl.probe.timeout = *timeout;
-  cl.probe.sysfs_root = cl.options.sysfs_root;
-  cl.probe.config_file = cl.options.config_file;
-  cl.probe.insecure = cl.options.peer_insecure;
-  cl.probe.worker_path = cl.options.probe_worker_path;
-  try {
-    rail::base::ConfigureLogging(cl.log_level, cl.log_format);
-  } catch (const std::exception& error) {
-    return Fail(error.what());
-  }
+  CopyAgentFlags(cl, cl.probe);
+  if (!ConfigureLogging(cl)) return 2;
   return rail::agent::RunProbeCommand(cl.probe, std::cout, std::cerr);
 }
 
 int RunDoctor(CommandLine& cl) {
-  cl.doctor.sysfs_root = cl.options.sysfs_root;
+  CopyAgentFlags(cl, cl.doctor);
   cl.doctor.procfs_root = cl.options.procfs_root;
-  cl.doctor.config_file = cl.options.config_file;
-  cl.doctor.insecure = cl.options.peer_insecure;
-  cl.doctor.worker_path = cl.options.probe_worker_path;
   cl.doctor.cuda_library = cl.options.cuda_library;
-  try {
-    rail::base::ConfigureLogging(cl.log_level, cl.log_format);
-  } catch (const std::exception& error) {
-    return Fail(error.what());
-  }
+  if (!ConfigureLogging(cl)) return 2;
   return rail::agent::RunDoctor(cl.doctor, std::cout, std::cerr);
 }
 
