@@ -85,6 +85,11 @@ ABSENT_IN_LAB = {
     "rail_gid_": "no RDMA device, so no GID table (ports/<p>/gids)",
     "rail_bond_": "the test machines' kernel has no bonding module",
     "rail_expected_rate_": "the lab's rails configure no expected_rate_gbps",
+    "rail_gpu_nic_path_info": "no GPU and no RDMA device: bus/pci/devices holds no NVIDIA "
+                              "display function and class/infiniband is empty",
+    "rail_pcie_link_": "no GPU and no RDMA device, so no PCIe link is published",
+    "rail_probe_memory_throughput_ratio": "the lab probes host memory only (lab_gpu_probe runs "
+                                          "GPU-memory probes on the fake CUDA driver)",
 }
 
 # Recording rules of rail_rules.yml that cannot have data in the lab: {record: reason}. Empty
@@ -97,6 +102,8 @@ NO_DATA_IN_LAB = {}
 DASHBOARD_NO_DATA_IN_LAB = {
     "increase(rail_probe_errors_total": "no probe fails in the healthy lab before the throttle, "
                                         "so no error series exists yet",
+    'check=~"pcie_link|gpu_nic_affinity|gpu_direct|gpu_memory_throughput"':
+        "no GPU and no RDMA device in the lab: the GPU path checks give no verdict",
     'streams="1"}': "the lab runs tcp_throughput with 2 streams only: a 1-stream job as well "
                     "would not fit the bulk budget next to the other probes (PROBES)",
 }
