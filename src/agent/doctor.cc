@@ -165,6 +165,19 @@ void Gpus(inventory::Snapshot& snapshot, const probe::WorkerCapabilities* capabi
 }
 
 // Files that could not be read: a verdict resting on them may be missing or say less.
+// duplicate_subnet compares the addresses of this host's interfaces (getifaddrs): a tree other
+// than the live /sys (a fixture, a copy from another host) has none of its own to compare.
+void SubnetsOfAnotherTree(const std::string& sysfs_root, std::vector<Finding>& out) {
+  std::error_code error;
+  if (std::filesystem::equivalent(sysfs_root, "/sys", error)) return;
+  Finding finding;
+  finding.check = "duplicate_subnet";
+  finding.summary =
+      "not judged: --path.sysfs is not this host's /sys, and interface addresses are this host's";
+  finding.evidence = "the interfaces' IPv4 addresses (getifaddrs)";
+  out.push_back(std::move(finding));
+}
+
 void ReadProblems(const sysfs::ReadErrors& errors, std::vector<Finding>& out) {
   for (const auto& problem : errors.problems()) {
     out.push_back(
@@ -273,6 +286,7 @@ std::vector<Finding> Diagnose(const DoctorOptions& options) {
   for (const auto& verdict : health::EvaluateSnapshot(snapshot, context).checks) {
     findings.push_back(FromVerdict(verdict, snapshot));
   }
+  SubnetsOfAnotherTree(options.sysfs_root, findings);
   GidIndexes(snapshot, findings);
   Gpus(snapshot, capabilities ? &*capabilities : nullptr, findings);
   findings.push_back(CapabilitiesFinding(capabilities, capabilities_error));
