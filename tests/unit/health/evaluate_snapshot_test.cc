@@ -76,7 +76,8 @@ TEST(EvaluateSnapshotTest, HgxGpuDirectReadsPeerMemoryFromSysfsAndTheDriverFromT
   capabilities.ucx_memory_types = {"host", "cuda"};
   Context context;
   context.capabilities = [&capabilities] { return capabilities; };
-  auto verdict = FindVerdict(host.Evaluate(context), "gpu_direct", "", "");
+  const auto with_gpu_direct = host.Evaluate(context);
+  const CheckResult* verdict = FindVerdict(with_gpu_direct, "gpu_direct", "", "");
   ASSERT_NE(verdict, nullptr);
   EXPECT_TRUE(verdict->ok) << verdict->reason;  // nv_mem in the fixture
 
