@@ -15,6 +15,7 @@
 #include "rail/agent/probe_wiring.h"
 #include "rail/base/build_info.h"
 #include "rail/base/clock.h"
+#include "rail/gpu/gpudirect.h"
 #include "rail/health/remedies.h"
 #include "rail/health/snapshot_checks.h"
 #include "rail/inventory/snapshot.h"
@@ -133,16 +134,14 @@ void GidIndexes(inventory::Snapshot& snapshot, std::vector<Finding>& out) {
 
 std::string GpuLine(const inventory::PcieTopology& topology, const inventory::Gpu& gpu,
                     const probe::WorkerCapabilities* capabilities) {
-  std::string name;
-  bool integrated = gpu.attach == inventory::GpuAttach::kC2c;
+  const gpu::CudaDevice* cuda = nullptr;
   if (capabilities != nullptr) {
     for (const auto& device : capabilities->cuda.devices) {
-      if (device.pci_bus_id != gpu.pci_bus_id) continue;
-      name = " " + device.name;
-      integrated = integrated || device.integrated;
+      if (device.pci_bus_id == gpu.pci_bus_id) cuda = &device;
     }
   }
-  if (integrated) {
+  const std::string name = cuda != nullptr ? " " + cuda->name : std::string();
+  if (gpu::IsIntegrated(&gpu, cuda)) {
     return fmt::format(
         "GPU {}{} is integrated ({}): no GPUDirect RDMA exists there; pinned host "
         "memory (cuda_host) is the fast path",

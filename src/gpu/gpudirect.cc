@@ -86,6 +86,11 @@ std::string DmaBufMissing(const CudaDevice& gpu, const std::vector<DmaBufSupport
 
 }  // namespace
 
+bool IsIntegrated(const inventory::Gpu* gpu, const CudaDevice* device) {
+  return (gpu != nullptr && gpu->attach == inventory::GpuAttach::kC2c) ||
+         (device != nullptr && device->integrated);
+}
+
 const char* GpuDirectMechanismName(GpuDirectMechanism mechanism) {
   switch (mechanism) {
     case GpuDirectMechanism::kPeerMemory:

@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "health/check_helpers.h"
+#include "rail/gpu/gpudirect.h"
 #include "rail/health/remedies.h"
 
 namespace rail::health {
@@ -73,9 +74,7 @@ const gpu::CudaDevice* FindCudaDevice(const HealthInputs& inputs, const std::str
 }
 
 bool IsDiscrete(const HealthInputs& inputs, const inventory::Gpu& gpu) {
-  if (gpu.attach != inventory::GpuAttach::kPcie) return false;
-  const auto* device = FindCudaDevice(inputs, gpu.pci_bus_id);
-  return device == nullptr || !device->integrated;
+  return !gpu::IsIntegrated(&gpu, FindCudaDevice(inputs, gpu.pci_bus_id));
 }
 
 std::string Join(const std::vector<std::string>& items, const char* separator) {

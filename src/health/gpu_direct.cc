@@ -24,12 +24,11 @@ bool HasRdmaRail(const HealthInputs& inputs) {
 std::vector<const gpu::CudaDevice*> DiscreteDevices(const HealthInputs& inputs) {
   std::vector<const gpu::CudaDevice*> discrete;
   for (const auto& device : inputs.capabilities->cuda.devices) {
-    if (device.integrated) continue;
     const auto& gpus = Topology(inputs).gpus;
     const auto found = std::find_if(gpus.begin(), gpus.end(), [&](const inventory::Gpu& gpu) {
       return gpu.pci_bus_id == device.pci_bus_id;
     });
-    if (found != gpus.end() && !IsDiscrete(inputs, *found)) continue;
+    if (gpu::IsIntegrated(found != gpus.end() ? &*found : nullptr, &device)) continue;
     discrete.push_back(&device);
   }
   return discrete;

@@ -8,9 +8,16 @@
 #include <vector>
 
 #include "rail/gpu/driver.h"
+#include "rail/inventory/pcie_topology.h"
 #include "rail/sysfs/pci.h"
 
 namespace rail::gpu {
+
+// Whether a GPU is integrated: the topology calls it C2C-attached (from its PCI device id, no
+// driver needed), or the driver's INTEGRATED attribute says so. Such GPUs have no GPUDirect RDMA
+// and no PCIe path to a NIC; pinned host memory is their fast path. Either argument may be null
+// (not in the tree; driver not loaded or GPU not visible to CUDA).
+bool IsIntegrated(const inventory::Gpu* gpu, const CudaDevice* device);
 
 enum class GpuDirectMechanism { kPeerMemory, kDmaBuf };
 const char* GpuDirectMechanismName(GpuDirectMechanism mechanism);  // "peer_memory", "dma_buf"
