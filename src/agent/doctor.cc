@@ -66,11 +66,9 @@ std::string PciFiles(inventory::Snapshot& snapshot, const inventory::Rail* rail)
         "only from cuda probe runs",
         fmt::join(gpus, ","));
   }
-  for (const auto& device : topology.devices) {
-    if (device.device == rail->device) {
-      return fmt::format("sysfs bus/pci/devices/{}/{{current,max}}_link_{{speed,width}}",
-                         device.pci_bus_id);
-    }
+  if (const auto* device = inventory::FindRdmaDevice(topology, rail->device)) {
+    return fmt::format("sysfs bus/pci/devices/{}/{{current,max}}_link_{{speed,width}}",
+                       device->pci_bus_id);
   }
   return "sysfs bus/pci/devices/";
 }

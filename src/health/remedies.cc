@@ -27,8 +27,8 @@ Names NamesOf(const CheckResult& verdict, const std::vector<inventory::Rail>& ra
   if (!rail->device.empty()) names.device = rail->device;
   if (rail->port != 0) names.port = std::to_string(rail->port);
   if (topology == nullptr) return names;
-  for (const auto& device : topology->devices) {
-    if (device.device == rail->device) names.pci = device.pci_bus_id;
+  if (const auto* device = inventory::FindRdmaDevice(*topology, rail->device)) {
+    names.pci = device->pci_bus_id;
   }
   return names;
 }

@@ -182,6 +182,13 @@ const Gpu* NearestGpu(const PcieTopology& topology, const std::string& device) {
   return nearest;
 }
 
+const RdmaPciDevice* FindRdmaDevice(const PcieTopology& topology, const std::string& device) {
+  for (const auto& rdma : topology.devices) {
+    if (rdma.device == device) return &rdma;
+  }
+  return nullptr;
+}
+
 const RdmaPciDevice* NearestDevice(const PcieTopology& topology, const std::string& pci_bus_id) {
   const RdmaPciDevice* nearest = nullptr;
   PciPath best = PciPath::kSys;

@@ -79,6 +79,9 @@ PcieTopology ReadPcieTopology(const sysfs::Filesystem& fs,
 const GpuNicPath* FindPath(const PcieTopology& topology, const std::string& pci_bus_id,
                            const std::string& device);
 
+// An RDMA device's PCI function, or nullptr (no such device, or it has no PCI parent).
+const RdmaPciDevice* FindRdmaDevice(const PcieTopology& topology, const std::string& device);
+
 // The GPU nearest to an RDMA device (ties: lowest PCI address), or nullptr when there is none.
 const Gpu* NearestGpu(const PcieTopology& topology, const std::string& device);
 // The RDMA device nearest to a GPU, or nullptr.
