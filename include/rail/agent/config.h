@@ -12,6 +12,8 @@
 
 #include "rail/base/bulk_concurrency.h"
 #include "rail/base/errors.h"
+#include "rail/fleet/discovery.h"
+#include "rail/fleet/plan.h"
 #include "rail/gpu/memory.h"
 #include "rail/health/checks.h"
 #include "rail/inventory/rails.h"
@@ -58,10 +60,27 @@ struct ProbeConfig {
   gpu::MemoryType memory = gpu::MemoryType::kHost;
 };
 
+// The fleet section: where the peers are found and how the plan picks this host's peers. Present,
+// it makes every probes[] entry without `peers` follow the plan.
+struct FleetConfig {
+  std::optional<std::string> self;  // fleet.self; default: found among the targets (FindSelf)
+  unsigned peers_per_rail = fleet::kDefaultPeersPerRail;  // fleet.peers_per_rail
+  std::uint64_t seed = 0;                                 // fleet.seed
+  std::chrono::seconds epoch{fleet::kDefaultEpochLength};  // fleet.epoch
+  // fleet.max_probe_series: the per-peer probe series this agent may export; the configuration
+  // is refused when its plan could exceed it.
+  std::size_t max_probe_series = 2000;
+  std::vector<fleet::Target> static_targets;  // fleet.discovery.static
+  std::vector<fleet::FileSdConfig> file_sd;   // fleet.discovery.file_sd
+  std::vector<fleet::DnsConfig> dns;          // fleet.discovery.dns
+  std::vector<fleet::KubernetesConfig> kubernetes;  // fleet.discovery.kubernetes
+};
+
 struct AgentConfig {
   std::vector<inventory::RailConfig> rails;
   ResponderConfig responder;
   std::vector<PeerConfig> peers;
+  std::optional<FleetConfig> fleet;
   std::vector<ProbeConfig> probes;
   schedule::Budget budget;
   // bulk_concurrency: host (one bulk transfer per host at a time) or rail (one per rail), for
