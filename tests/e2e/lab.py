@@ -1,8 +1,10 @@
 """The network-namespace lab of the end-to-end tests (scripts/lab), held once for every lab test.
 
 A lab of prefix P is two hosts, a and b (namespaces P-a and P-b), joined by two rails: veth pairs
-ra0-rb0 (10.200.0.1 and .2) and ra1-rb1 (10.201.0.1 and .2). `mgmt-up` adds a management link
-from the root namespace to each host (LAB_MGMT_NET.1 for a, .2 for b). Every lab needs root.
+ra0-rb0 (10.200.0.1 and .2) and ra1-rb1 (10.201.0.1 and .2). A lab of 3 to 8 hosts (Lab(...,
+hosts=N), LabTestCase.LAB_HOSTS) has hosts a, b, c, ... on one bridge per rail instead: host i
+(1-based) has r<host><rail> at 10.20<rail>.0.<i>. `mgmt-up` adds a management link from the root
+namespace to each host (LAB_MGMT_NET.1 for a, .2 for b, ...). Every lab needs root.
 
 * Lab: one lab of one prefix. up() and down(); exec() runs a command in a host; throttle(),
   unthrottle(), rail_del(), rail_add(), status() run scripts/lab; write(), secret() and config()
@@ -13,7 +15,8 @@ from the root namespace to each host (LAB_MGMT_NET.1 for a, .2 for b). Every lab
 * LabTestCase: a TestCase class with one lab for all its tests, up in setUpClass (the class's
   set_up_lab() then starts what it needs), down in tearDownClass and when setUpClass fails;
   skipped with a message when not root, or when a tool of TOOLS is missing.
-* agent_config(): the YAML of an agent of host a or b; find() and all_ones() read samples;
+* agent_config(): the YAML of an agent of a host; rail_address(), netdev() and peer_address()
+  name a host's rails and responder; find() and all_ones() read samples;
   wait_until() is the bounded poll every wait uses.
 """
 
@@ -29,9 +32,33 @@ import harness
 SCRIPT = os.path.join(harness.REPO, "scripts", "lab")
 SCRIPT_TIMEOUT = 60.0  # seconds for one scripts/lab command
 EXEC_TIMEOUT = 60.0  # seconds for a command run in a host, unless the caller says otherwise
-HOSTS = ("a", "b")
+HOST_NAMES = "abcdefgh"  # host i (1-based) of a lab is HOST_NAMES[i - 1]; scripts/lab allows 8
+HOSTS = ("a", "b")  # the hosts of the default, point-to-point lab
 RAILS = {"rail0": ("ra0", "rb0"), "rail1": ("ra1", "rb1")}  # rail: (host a's, host b's netdev)
-RAIL0_ADDRESS = {"a": "10.200.0.1", "b": "10.200.0.2"}
+RAIL_NAMES = tuple(RAILS)  # every lab host has these rails, whatever the host count
+
+
+def rail_index(rail):
+    """0 for "rail0", 1 for "rail1"."""
+    return RAIL_NAMES.index(rail)
+
+
+def host_number(host):
+    """1 for host a, 2 for b, ...: the last octet of the host's addresses."""
+    return HOST_NAMES.index(host) + 1
+
+
+def rail_address(host, rail):
+    """host's address on rail ("rail0", "rail1"): 10.20<rail>.0.<host number>."""
+    return "10.%d.0.%d" % (200 + rail_index(rail), host_number(host))
+
+
+def netdev(host, rail):
+    """host's netdev on rail: r<host><rail> (ra0, rb1, rc0, ...)."""
+    return "r%s%d" % (host, rail_index(rail))
+
+
+RAIL0_ADDRESS = {host: rail_address(host, "rail0") for host in HOSTS}
 RESPONDER_PORT = 9841
 # The bulk budget of every probing lab agent: room for short bulk runs on each rail.
 BUDGET = "budget: {max_bulk_time_fraction_per_rail: 0.5, max_bytes_per_hour: 100000000000000}\n"
@@ -49,8 +76,8 @@ def require_tools(*tools):
 
 
 def peer_address(host):
-    """Where the other host reaches host's responder: its rail 0 address and RESPONDER_PORT."""
-    return "%s:%d" % (RAIL0_ADDRESS[host], RESPONDER_PORT)
+    """Where the other hosts reach host's responder: its rail 0 address and RESPONDER_PORT."""
+    return "%s:%d" % (rail_address(host, "rail0"), RESPONDER_PORT)
 
 
 def in_ns(ns, argv, timeout=EXEC_TIMEOUT, check=True):
@@ -103,16 +130,16 @@ def wait_until(check, timeout, interval=1.0):
 
 
 def rails_yaml(host, transport=None):
-    """The rails: list of host a or b (rail0 and rail1 on its veths)."""
-    side = HOSTS.index(host)
+    """The rails: list of a host (rail0 and rail1 on its veths)."""
     extra = ", transport: %s" % transport if transport else ""
-    return "rails:\n" + "".join("  - {name: %s, netdev: %s%s}\n" % (rail, netdevs[side], extra)
-                                for rail, netdevs in RAILS.items())
+    return "rails:\n" + "".join("  - {name: %s, netdev: %s%s}\n" % (rail, netdev(host, rail),
+                                                                    extra)
+                                for rail in RAIL_NAMES)
 
 
 def agent_config(host, secret=None, limits=None, peers=None, probes=None, budget=BUDGET,
                  transport=None):
-    """The configuration of an agent of host a or b: its rails, a responder on RESPONDER_PORT
+    """The configuration of an agent of a host: its rails, a responder on RESPONDER_PORT
     (with secret_file `secret` and `limits`, a flow mapping's inside, when given), `peers`
     ({name: address}), and, when `probes` (the lines of the probes: list) are given, the
     `budget` line and the probes."""
@@ -172,13 +199,17 @@ class LabAgent(harness._Process):
 
 
 class Lab:
-    """The lab of one prefix (namespaces <prefix>-a and <prefix>-b), and what runs in it."""
+    """The lab of one prefix (namespaces <prefix>-a, <prefix>-b, ...), and what runs in it.
+    hosts: the host count (2: point to point; 3 to 8: one bridge per rail)."""
 
-    def __init__(self, prefix, mgmt_net=None, tmp_prefix="rail-lab-"):
+    def __init__(self, prefix, mgmt_net=None, tmp_prefix="rail-lab-", hosts=len(HOSTS)):
+        if not len(HOSTS) <= hosts <= len(HOST_NAMES):
+            raise ValueError("a lab has 2 to %d hosts, not %d" % (len(HOST_NAMES), hosts))
         self.prefix = prefix
         self.mgmt_net = mgmt_net  # LAB_MGMT_NET of the management links; None: the default
         self.tmp_prefix = tmp_prefix
-        self.ns = {host: "%s-%s" % (prefix, host) for host in HOSTS}
+        self.hosts = tuple(HOST_NAMES[:hosts])
+        self.ns = {host: "%s-%s" % (prefix, host) for host in self.hosts}
         self.ns_a, self.ns_b = self.ns["a"], self.ns["b"]
         self.tmp = None
         self.processes = []
@@ -192,13 +223,13 @@ class Lab:
                               capture_output=True, text=True, timeout=timeout, check=check)
 
     def up(self, mgmt=False):
-        """A fresh lab: what an earlier run left of this prefix removed, both hosts and rails
+        """A fresh lab: what an earlier run left of this prefix removed, the hosts and rails
         made (and the management links, with mgmt), a new temporary directory. Everything is
         taken down again when a step fails. Returns the lab."""
         try:
             self.tmp = tempfile.mkdtemp(prefix=self.tmp_prefix)
             self.script("down")
-            self.script("up")
+            self.script("up", len(self.hosts))
             if mgmt:
                 self.script("mgmt-up")
         except BaseException:
@@ -229,25 +260,26 @@ class Lab:
     # -- the hosts and rails ----------------------------------------------------------------
 
     def exec(self, host, argv, timeout=EXEC_TIMEOUT, check=True):
-        """Runs argv in host a or b."""
+        """Runs argv in a host (a, b, ...)."""
         return in_ns(self.ns[host], argv, timeout=timeout, check=check)
 
     def tx_bytes(self, host, netdev):
         return tx_bytes(self.ns[host], netdev)
 
-    def throttle(self, rail, rate):
-        """Shapes both ends of rail (0 or 1) to rate, e.g. "1gbit"."""
-        self.script("throttle", rail, rate)
+    def throttle(self, rail, rate, host=None):
+        """Shapes both ends of rail (0 or 1) to rate, e.g. "1gbit"; with host, only that host's
+        port on the rail (both directions; in the two-host lab the link is both hosts' port)."""
+        self.script("throttle", rail, rate, *([host] if host else []))
 
-    def unthrottle(self, rail):
-        self.script("unthrottle", rail)
+    def unthrottle(self, rail, host=None):
+        self.script("unthrottle", rail, *([host] if host else []))
 
-    def rail_del(self, rail):
-        """Deletes the rail's veth pair, as a NIC vanishing."""
-        self.script("rail-del", rail)
+    def rail_del(self, rail, host=None):
+        """Deletes the rail's veths (of host's port only, with host), as a NIC vanishing."""
+        self.script("rail-del", rail, *([host] if host else []))
 
-    def rail_add(self, rail):
-        self.script("rail-add", rail)
+    def rail_add(self, rail, host=None):
+        self.script("rail-add", rail, *([host] if host else []))
 
     def status(self):
         """scripts/lab status: namespaces, addresses and qdiscs, for a failure message."""
@@ -255,7 +287,7 @@ class Lab:
 
     def mgmt_address(self, host):
         """host's end of its management link (after up(mgmt=True))."""
-        return "%s.%d" % (self.mgmt_net or "10.210.0", HOSTS.index(host) + 1)
+        return "%s.%d" % (self.mgmt_net or "10.210.0", host_number(host))
 
     # -- files and processes ----------------------------------------------------------------
 
@@ -272,7 +304,7 @@ class Lab:
         return self.write(name, text, 0o600)
 
     def config(self, name, host, **kwargs):
-        """An agent configuration file of host a or b: agent_config(host, **kwargs)."""
+        """An agent configuration file of a host: agent_config(host, **kwargs)."""
         return self.write(name, agent_config(host, **kwargs))
 
     def track(self, process):
@@ -281,7 +313,7 @@ class Lab:
         return process
 
     def start_agent(self, host, args, **kwargs):
-        """A LabAgent in host a or b (kwargs: LabAgent's), stopped by down()."""
+        """A LabAgent in a host (kwargs: LabAgent's), stopped by down()."""
         return self.track(LabAgent(self.ns[host], args, **kwargs))
 
     def start_probing_pair(self, secret, probes, peer_name=None, mgmt=False):
@@ -303,11 +335,12 @@ class LabTestCase(unittest.TestCase):
     """Tests that share one lab: up before the first test, down after the last.
 
     A subclass sets LAB_PREFIX (its namespaces; each test module has its own default, so that a
-    lab left behind by one cannot disturb another), MGMT_NET for management links, TMP_PREFIX,
-    TOOLS, and starts what it needs in set_up_lab() (cls.lab is up by then).
+    lab left behind by one cannot disturb another), LAB_HOSTS, MGMT_NET for management links,
+    TMP_PREFIX, TOOLS, and starts what it needs in set_up_lab() (cls.lab is up by then).
     """
 
     LAB_PREFIX = "rl"
+    LAB_HOSTS = len(HOSTS)  # 3 to 8: the switched lab
     MGMT_NET = None  # a LAB_MGMT_NET: the lab gets management links
     TMP_PREFIX = "rail-lab-"
     TOOLS = ("ip", "curl")  # skip without them
@@ -315,7 +348,7 @@ class LabTestCase(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         require_tools(*cls.TOOLS)
-        cls.lab = Lab(cls.LAB_PREFIX, cls.MGMT_NET, cls.TMP_PREFIX)
+        cls.lab = Lab(cls.LAB_PREFIX, cls.MGMT_NET, cls.TMP_PREFIX, cls.LAB_HOSTS)
         cls.lab.up(mgmt=cls.MGMT_NET is not None)
         # tearDownClass does not run when setUpClass fails: take the lab down here then.
         try:
