@@ -32,18 +32,16 @@ import json
 import os
 import re
 import time
-import urllib.parse
 
 import yaml
 
 import harness
 import lab
+import prometheus_server
+from prometheus_server import JOB, RULES, Prometheus, rules_with_for, series_text
 
-RULES = os.path.join(harness.REPO, "deploy", "prometheus", "rail_rules.yml")
-PROMETHEUS = os.environ.get("RAIL_PROMETHEUS", "/usr/bin/prometheus")
 PREFIX = os.environ.get("RAIL_LAB_PREFIX", "rlprom")
 MGMT_NET = os.environ.get("RAIL_LAB_MGMT_NET", "10.210.0")
-JOB = "rail_exporter"  # the job name rail_rules.yml expects
 HOSTS = lab.HOSTS  # also the instance label Prometheus gives each host's agent
 # Replaces every alert's `for:` in the test's copy of rail_rules.yml. Longer than two intervals of
 # tcp_throughput (15.3 to 18.7 s) and than one of ucx_throughput (27 to 33 s): a slow run, which
@@ -108,60 +106,11 @@ DASHBOARD_NO_DATA_IN_LAB = {
                     "would not fit the bulk budget next to the other probes (PROBES)",
 }
 
-STARTUP_TIMEOUT = 30.0  # seconds for Prometheus to be ready and both targets up
+STARTUP_TIMEOUT = 30.0  # seconds for both targets to be up
 DATA_TIMEOUT = 120.0  # seconds for every rule and panel to have data (first probes, 1m rates)
 FIRE_TIMEOUT = 100.0  # seconds from throttling to firing: a TCP run (<= 18.7 s + 3.5 s), for: 40 s
 RESOLVE_TIMEOUT = 75.0  # seconds from unthrottling to resolved: the next run of each kind (<= 40 s)
 POLL = 1.0
-
-
-class Prometheus(harness._Process):
-    """Debian's prometheus on a free 127.0.0.1 port, ready when /-/ready answers 200."""
-
-    def __init__(self, config, storage, attempts=3):
-        last_error = None
-        for _ in range(attempts):  # another process may take the free port in between
-            self.port = harness.free_port()
-            self.base_url = "http://127.0.0.1:%d" % self.port
-            super().__init__([PROMETHEUS, "--config.file=" + config,
-                              "--storage.tsdb.path=" + storage,
-                              "--web.listen-address=127.0.0.1:%d" % self.port], "prometheus")
-            try:
-                self.wait_http(self.base_url + "/-/ready", STARTUP_TIMEOUT, 0.2)
-                return
-            except (RuntimeError, TimeoutError) as error:
-                last_error = error
-                self.stop()
-        raise last_error
-
-    def api(self, path, **params):
-        url = self.base_url + "/api/v1/" + path
-        if params:
-            url += "?" + urllib.parse.urlencode(params)
-        status, body, _ = harness.http_get(url)
-        if status != 200:
-            raise AssertionError("GET %s: HTTP %d\n%s" % (url, status, body))
-        reply = json.loads(body)
-        if reply.get("status") != "success":
-            raise AssertionError("GET %s: %s" % (url, body))
-        return reply["data"]
-
-    def query(self, expr):
-        """The instant vector (a list of {metric, value}) of expr now."""
-        data = self.api("query", query=expr)
-        if data["resultType"] in ("scalar", "string"):
-            return [{"metric": {}, "value": data["result"]}]
-        return data["result"]
-
-    def alerts(self, name):
-        return [alert for alert in self.api("alerts")["alerts"]
-                if alert["labels"].get("alertname") == name]
-
-
-def series_text(series):
-    """Readable lines of an instant vector."""
-    return "\n".join("  %s %s" % (json.dumps(s["metric"], sort_keys=True), s["value"][1])
-                     for s in series) or "  (none)"
 
 
 def absent_families(expr):
@@ -200,9 +149,7 @@ class PrometheusLabTest(lab.LabTestCase):
 
     @classmethod
     def setUpClass(cls):
-        if not os.access(PROMETHEUS, os.X_OK):
-            raise AssertionError("%s is not installed (Debian package prometheus; "
-                                 "scripts/install-deps installs it)" % PROMETHEUS)
+        prometheus_server.require_prometheus()
         cls.started = time.monotonic()
         super().setUpClass()
 
@@ -216,7 +163,7 @@ class PrometheusLabTest(lab.LabTestCase):
             rules = yaml.safe_load(handle)
         cls.records = [rule["record"] for group in rules["groups"] for rule in group["rules"]
                        if "record" in rule]
-        cls.rules = cls.lab.write("rail_rules.yml", cls.shorten_for(RULES))
+        cls.rules = cls.lab.write("rail_rules.yml", rules_with_for(RULES, ALERT_FOR))
         # JSON is YAML: the configuration needs no YAML writer.
         config = {
             "global": {"scrape_interval": "1s", "scrape_timeout": "1s",
@@ -231,19 +178,6 @@ class PrometheusLabTest(lab.LabTestCase):
         path = cls.lab.write("prometheus.yml", json.dumps(config, indent=2))
         cls.prometheus = cls.lab.track(Prometheus(path, os.path.join(cls.lab.tmp, "data")))
         print("lab set up in %.1f s" % (time.monotonic() - cls.started))
-
-    @classmethod
-    def shorten_for(cls, path):
-        """rail_rules.yml with every alert's `for:` set to ALERT_FOR, nothing else changed."""
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read()
-        alerts = [rule for group in yaml.safe_load(text)["groups"]
-                  for rule in group["rules"] if "alert" in rule]
-        text, count = re.subn(r"(?m)^(\s+for:\s*)\S+\s*$", r"\g<1>" + ALERT_FOR, text)
-        if count != len(alerts):
-            raise AssertionError("rewrote %d `for:` lines, rail_rules.yml has %d alerts" % (
-                count, len(alerts)))
-        return text
 
     @classmethod
     def tearDownClass(cls):
