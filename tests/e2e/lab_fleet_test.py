@@ -21,8 +21,12 @@ What it shows:
 * with host c's port on rail1 throttled to 200 Mbit/s (tbf on both of its ends), every host that
   the plan has probing c over rail1 measures c's rail1 at a fraction of what the pairs without c
   get, while c's rail0 stays fast;
+* the fleet recording rules name c's rail1 and nothing else: fleet_peer_rail:sick is 1 for
+  (c's target, rail1) and 0 for every other probed (peer, rail), fleet_rail:sick_peers:count is 1
+  on rail1 and 0 on rail0, and fleet_rail:sick (a whole rail index) has no series;
 * RailSickOnHost fires for c's target and rail1 and for nothing else, and the alert for a whole
-  rail index (FleetRailIndexSick) never fires: one sick host is not a sick fleet.
+  rail index (FleetRailIndexSick) never fires: one sick host is not a sick fleet. With 4 hosts one
+  sick host is exactly the quarter of a rail's hosts that the fleet verdict needs more than.
 """
 
 import datetime
@@ -217,6 +221,11 @@ class LabFleetTest(lab.LabTestCase):
                       '{job="%s", kind="ucx_throughput"})' % JOB)
         return {pair: value for pair, value in values.items() if ran.get(pair, 0) > since}
 
+    def by_labels(self, expr, *labels):
+        """{(label values...): value} of expr now."""
+        return {tuple(s["metric"].get(label) for label in labels): float(s["value"][1])
+                for s in self.prometheus.query(expr)}
+
     def alerts(self, name, state=None):
         """{(peer, rail): activeAt as seconds since the epoch} of name's alerts (in state)."""
         return {(a["labels"].get("peer"), a["labels"].get("rail")):
@@ -309,6 +318,17 @@ class LabFleetTest(lab.LabTestCase):
             SICK_ALERT, self.diagnostics()))
         self.assertEqual(fleet_fired, {}, "%s fired for one sick host:\n%s" % (
             FLEET_ALERT, self.diagnostics()))
+
+        # The fleet recording rules behind the alerts name the same host and rail, and only them.
+        verdicts = self.by_labels('fleet_peer_rail:sick{job="%s"}' % JOB, "peer", "rail")
+        self.assertEqual(verdicts, {(p, r): float((p, r) == (sick, SICK_RAIL))
+                                    for _, p, r in bulk}, self.diagnostics())
+        self.assertEqual(self.by_labels('fleet_rail:sick_peers:count{job="%s"}' % JOB, "rail"),
+                         {(rail,): float(rail == SICK_RAIL) for rail in lab.RAIL_NAMES})
+        self.assertEqual(self.prometheus.query('fleet_rail:sick{job="%s"}' % JOB), [])
+        ratio = self.by_labels('fleet_peer_rail:probe_throughput:ratio_fleet_median{job="%s", '
+                               'peer="%s", rail="%s"}' % (JOB, sick, SICK_RAIL), "kind")
+        print("%s's %s against the fleet median: %s" % (SICK_HOST, SICK_RAIL, ratio))
 
         # What c's probers measured after the throttle, against the pairs that do not involve c.
         after = self.throughput(since=throttled_at)
