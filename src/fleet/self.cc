@@ -55,8 +55,8 @@ std::optional<std::string> FindSelf(const std::vector<Target>& targets,
   if (matches.empty()) {
     *error = "no target has this host's address or name and port " + std::to_string(identity.port);
   } else {
-    *error = "several targets are this host (" + *matches.begin() + ", " + *std::next(matches.begin()) +
-             "): set fleet.self";
+    *error = "several targets are this host (" + *matches.begin() + ", " +
+             *std::next(matches.begin()) + "): set fleet.self";
   }
   return std::nullopt;
 }

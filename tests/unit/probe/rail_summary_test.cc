@@ -27,8 +27,7 @@ const auto kAll = [](const SeriesState&) { return true; };
 
 TEST(RailSummaryTest, MedianOverPeersAtTheirLargestSize) {
   const std::vector<SeriesState> series = {
-      Throughput("a", "rail0", 10e9), Throughput("b", "rail0", 2e9),
-      Throughput("c", "rail0", 6e9),
+      Throughput("a", "rail0", 10e9), Throughput("b", "rail0", 2e9), Throughput("c", "rail0", 6e9),
       // A smaller size of peer a: not its throughput figure.
       Throughput("a", "rail0", 1e9, 4096), Throughput("a", "rail1", 3e9)};
   const auto summaries = SummarizeRails(series, kAll);
@@ -81,9 +80,8 @@ TEST(ResultStoreRetainTest, WithdrawsSeriesAndBusyCountsOfPeersNoLongerPlanned) 
   result.success = false;
   store.RecordBusy(result);  // peer c
   ASSERT_EQ(store.SeriesCount(), 3u);
-  store.Retain([](const std::string&, const std::string& peer, const std::string&) {
-    return peer != "c";
-  });
+  store.Retain(
+      [](const std::string&, const std::string& peer, const std::string&) { return peer != "c"; });
   EXPECT_EQ(store.SeriesCount(), 2u);
   EXPECT_TRUE(store.BusyCounts().empty());
   for (const auto& state : store.Snapshot()) EXPECT_NE(state.key.peer, "c");
