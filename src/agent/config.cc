@@ -254,7 +254,10 @@ void CheckReferences(const AgentConfig& config, const std::string& source) {
   for (std::size_t i = 0; i < config.probes.size(); ++i) {
     const auto& probe = config.probes[i];
     const std::string key = "probes[" + std::to_string(i) + "]";
-    if (config.peers.empty()) Fail(source, key, "needs at least one entry under peers");
+    // With a fleet, an entry naming no peers follows the plan.
+    if (config.peers.empty() && !(config.fleet && probe.peers.empty())) {
+      Fail(source, key, "needs at least one entry under peers (or a fleet section)");
+    }
     for (const auto& peer : probe.peers) {
       if (!peers.contains(peer)) Fail(source, key + ".peers", "unknown peer '" + peer + "'");
     }
@@ -280,8 +283,8 @@ AgentConfig ParseConfig(std::string_view yaml_text, const std::string& source) {
   if (root.IsNull()) return config;  // an empty file is an empty configuration
   if (!root.IsMap()) Fail(source, "(top level)", "expected a mapping");
   RejectUnknownKeys(root,
-                    {"rails", "discover_rails", "responder", "peers", "probes", "budget",
-                     "bulk_concurrency", "health"},
+                    {"rails", "discover_rails", "responder", "peers", "fleet", "probes",
+                     "budget", "bulk_concurrency", "health"},
                     source, "");
 
   if (const auto discover = root["discover_rails"]) {
@@ -290,6 +293,7 @@ AgentConfig ParseConfig(std::string_view yaml_text, const std::string& source) {
   if (const auto rails = root["rails"]) config.rails = ParseRails(rails, source);
   if (const auto responder = root["responder"]) ParseResponder(responder, source, config.responder);
   if (const auto peers = root["peers"]) config.peers = ParsePeers(peers, source);
+  if (const auto fleet = root["fleet"]) config.fleet = detail::ParseFleet(fleet, source);
   if (const auto probes = root["probes"]) config.probes = detail::ParseProbes(probes, source);
   if (const auto budget = root["budget"]) ParseBudget(budget, source, config.budget);
   if (const auto bulk = root["bulk_concurrency"]) {
