@@ -178,11 +178,12 @@ class LabFleetTest(lab.LabTestCase):
         return "\n".join(lines)
 
     def planned(self, host, epoch):
-        """{(host, peer, rail, kind)} that `rail_exporter plan` gives host for the lab's file."""
+        """{(host, peer, rail, kind)} that `rail_exporter plan` gives host for the lab's file.
+        peers_per_rail and the kinds come from host's configuration, as the agent takes them;
+        the rails are named, since the lab's rails are netdevs of the config, not sysfs's."""
         result = harness.run_to_exit([
             "plan", "--peers-file", self.peers_file, "--self", target(host),
             "--rails", ",".join(lab.RAIL_NAMES), "--epoch", str(epoch),
-            "--peers-per-rail", str(PEERS_PER_RAIL), "--kinds", ",".join(KINDS),
             "--config.file=" + self.configs[host], "--output", "json"])
         self.assertEqual(result.returncode, 0, "plan for %s failed:\n%s" % (host, result.stderr))
         plan = json.loads(result.stdout)
