@@ -90,7 +90,7 @@ def rails_panels():
         sort_by="Rail")
     return [
         (row("Rails across the fleet"), 24, 1),
-        (sick_hosts, 6, 4), (sick_rails, 6, 4), (sick_table, 12, 8),
+        (sick_hosts, 6, 8), (sick_rails, 6, 8), (sick_table, 12, 8),
         (ratio, 12, 12), (verdict, 12, 12),
         (median, 12, 8), (line_rate, 12, 8),
         (sick_share, 24, 7),
@@ -215,7 +215,7 @@ def discovery_panels():
         "percentunit", minimum=0, threshold=1)
     return [
         (row("Discovery and plan"), 24, 1),
-        (self_missing, 6, 4), (epoch, 6, 4), (sources, 12, 8),
+        (self_missing, 6, 8), (epoch, 6, 8), (sources, 12, 8),
         (targets_per_source, 12, 8), (errors, 12, 8),
         (peers, 12, 8), (planned, 12, 8),
         (agents_median, 12, 8), (budget, 12, 8),
