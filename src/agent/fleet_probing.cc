@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "rail/fleet/duplicates.h"
 #include "rail/fleet/self.h"
 
 namespace rail::agent {
@@ -42,12 +43,13 @@ std::vector<std::unique_ptr<fleet::Source>> MakeDiscoverySources(const FleetConf
 }
 
 FleetProbing::FleetProbing(FleetConfig config, std::vector<std::unique_ptr<fleet::Source>> sources,
-                           std::vector<std::string> rails, std::uint16_t responder_port,
-                           const base::Clock& clock, PlanChanged on_change)
+                           std::vector<std::string> rails, Identity identity,
+                           const base::Clock& clock, PeerNames peer_names, PlanChanged on_change)
     : config_(std::move(config)),
       rails_(std::move(rails)),
-      responder_port_(responder_port),
+      identity_(std::move(identity)),
       clock_(clock),
+      peer_names_(std::move(peer_names)),
       on_change_(std::move(on_change)),
       discovery_(std::move(sources), clock) {
   status_.max_probe_series = config_.max_probe_series;
@@ -74,7 +76,8 @@ void FleetProbing::Stop() {
 std::string FleetProbing::FindSelf(const std::vector<fleet::Target>& targets) {
   if (config_.self) return *config_.self;
   std::string error;
-  const auto self = fleet::FindSelf(targets, fleet::LocalIdentity(responder_port_), &error);
+  const auto self =
+      fleet::FindSelf(targets, fleet::LocalIdentity(identity_.responder_port), &error);
   if (!self && error != self_error_ && !targets.empty()) {
     spdlog::warn(
         "fleet: this agent is not among the {} discovered targets ({}): it probes no fleet "
@@ -93,8 +96,11 @@ void FleetProbing::Update() {
   options.peers_per_rail = config_.peers_per_rail;
   options.seed = config_.seed;
   options.epoch = fleet::EpochAt(clock_.WallNow(), config_.epoch);
-  auto pairs = self.empty() ? std::vector<fleet::PlannedPair>{}
-                            : fleet::PlanForHost(targets, self, rails_, options);
+  const auto planned = self.empty() ? std::vector<fleet::PlannedPair>{}
+                                    : fleet::PlanForHost(targets, self, rails_, options);
+  const auto names = peer_names_ ? peer_names_() : std::map<std::string, std::string>{};
+  auto merged = fleet::MergeDuplicates(planned, names, identity_.name);
+  auto& pairs = merged.pairs;
   bool changed = false;
   {
     std::lock_guard lock(mutex_);
@@ -102,6 +108,21 @@ void FleetProbing::Update() {
     status_.peers = targets.size();
     status_.self = self;
     status_.epoch = options.epoch;
+    status_.peer_names.clear();
+    for (const auto& pair : planned) {
+      if (const auto name = names.find(pair.peer); name != names.end()) {
+        status_.peer_names[pair.peer] = name->second;
+      }
+    }
+    if (merged.duplicates != status_.duplicates) {
+      for (const auto& target : merged.duplicates) {
+        spdlog::warn(
+            "fleet: target {} answers as '{}', already probed under another target (or "
+            "this agent itself): not probed twice",
+            target, names.at(target));
+      }
+    }
+    status_.duplicates = merged.duplicates;
     changed = pairs != status_.pairs;
     if (changed) {
       ++status_.plan_changes;
