@@ -99,41 +99,44 @@ void FleetProbing::Update() {
   const auto planned = self.empty() ? std::vector<fleet::PlannedPair>{}
                                     : fleet::PlanForHost(targets, self, rails_, options);
   const auto names = peer_names_ ? peer_names_() : std::map<std::string, std::string>{};
-  auto merged = fleet::MergeDuplicates(planned, names, identity_.name);
-  auto& pairs = merged.pairs;
+  const auto merged = fleet::MergeDuplicates(planned, names, identity_.name);
   bool changed = false;
   {
     std::lock_guard lock(mutex_);
-    status_.sources = discovery_.Status();
     status_.peers = targets.size();
     status_.self = self;
     status_.epoch = options.epoch;
-    status_.peer_names.clear();
-    for (const auto& pair : planned) {
-      if (const auto name = names.find(pair.peer); name != names.end()) {
-        status_.peer_names[pair.peer] = name->second;
-      }
-    }
-    if (merged.duplicates != status_.duplicates) {
-      for (const auto& target : merged.duplicates) {
-        spdlog::warn(
-            "fleet: target {} answers as '{}', already probed under another target (or "
-            "this agent itself): not probed twice",
-            target, names.at(target));
-      }
-    }
-    status_.duplicates = merged.duplicates;
-    changed = pairs != status_.pairs;
+    RecordNames(planned, names, merged.duplicates);
+    changed = merged.pairs != status_.pairs;
     if (changed) {
       ++status_.plan_changes;
-      status_.pairs = pairs;
-      status_.rails = PeersByRail(rails_, pairs);
+      status_.pairs = merged.pairs;
+      status_.rails = PeersByRail(rails_, merged.pairs);
     }
   }
   if (!changed) return;
   spdlog::info("fleet: epoch {}, {} target(s), self {}: {} planned pair(s)", options.epoch,
-               targets.size(), self.empty() ? "not found" : self, pairs.size());
-  on_change_(pairs);
+               targets.size(), self.empty() ? "not found" : self, merged.pairs.size());
+  on_change_(merged.pairs);
+}
+
+void FleetProbing::RecordNames(const std::vector<fleet::PlannedPair>& planned,
+                               const std::map<std::string, std::string>& names,
+                               const std::vector<std::string>& duplicates) {
+  status_.peer_names.clear();
+  for (const auto& pair : planned) {
+    if (const auto name = names.find(pair.peer); name != names.end()) {
+      status_.peer_names[pair.peer] = name->second;
+    }
+  }
+  if (duplicates == status_.duplicates) return;
+  for (const auto& target : duplicates) {
+    spdlog::warn(
+        "fleet: target {} answers as '{}', already probed under another target (or this agent "
+        "itself): not probed twice",
+        target, names.at(target));
+  }
+  status_.duplicates = duplicates;
 }
 
 fleet::FleetStatus FleetProbing::Status() const {

@@ -52,6 +52,10 @@ class FleetProbing {
  private:
   void Loop();
   std::string FindSelf(const std::vector<fleet::Target>& targets);
+  // Under mutex_: the planned peers' names, and the duplicates left out (logged when they change).
+  void RecordNames(const std::vector<fleet::PlannedPair>& planned,
+                   const std::map<std::string, std::string>& names,
+                   const std::vector<std::string>& duplicates);
 
   const FleetConfig config_;
   const std::vector<std::string> rails_;
