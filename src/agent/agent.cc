@@ -1,6 +1,7 @@
 #include "rail/agent/agent.h"
 
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <iterator>
@@ -90,6 +91,14 @@ std::vector<peer::Network> AllowedNetworks(const std::vector<std::string>& texts
     networks.push_back(std::move(*network));
   }
   return networks;
+}
+
+// responder.name, else the host name: what this agent calls itself in its welcome.
+std::string OwnName(const ResponderConfig& config) {
+  if (!config.name.empty()) return config.name;
+  char name[256] = {};
+  if (gethostname(name, sizeof(name) - 1) != 0) return {};
+  return name;
 }
 
 }  // namespace
@@ -219,6 +228,7 @@ void Agent::StartResponder() {
   options.insecure = config.insecure || options_.peer_insecure;
   options.versions = probing_->Versions();
   options.rail_mtus = [this] { return RailMtus(*sys_, probing_->rails()); };
+  options.name = OwnName(config);
   options.limits = config.limits;
   options.allowed_networks = AllowedNetworks(config.allowed_networks);
   options.clock = clock_.get();
@@ -286,9 +296,17 @@ void Agent::CheckFleetBudget() const {
 void Agent::StartFleet() {
   std::vector<std::string> rails;
   for (const auto& rail : probing_->rails()) rails.push_back(rail.name);
+  const auto peer_names = [this] {
+    std::map<std::string, std::string> names;
+    for (const auto& state : results_->Snapshot()) {
+      if (!state.last.peer_name.empty()) names[state.key.peer] = state.last.peer_name;
+    }
+    return names;
+  };
   fleet_ = std::make_unique<FleetProbing>(
-      *config_.fleet, MakeDiscoverySources(*config_.fleet), std::move(rails), ResponderPort(),
-      *clock_, [this](const std::vector<fleet::PlannedPair>& pairs) {
+      *config_.fleet, MakeDiscoverySources(*config_.fleet), std::move(rails),
+      FleetProbing::Identity{ResponderPort(), OwnName(config_.responder)}, *clock_, peer_names,
+      [this](const std::vector<fleet::PlannedPair>& pairs) {
         try {
           ApplyPlan(pairs);
         } catch (const std::exception& error) {

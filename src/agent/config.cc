@@ -11,6 +11,7 @@
 #include "agent/config_yaml.h"
 #include "rail/peer/allow_list.h"
 #include "rail/peer/connection.h"
+#include "rail/peer/session_messages.h"
 
 namespace rail::agent {
 namespace {
@@ -124,9 +125,9 @@ void ParseResponderLimits(const YAML::Node& limits, const std::string& source, p
 void ParseResponder(const YAML::Node& node, const std::string& source, ResponderConfig& out) {
   if (!node.IsMap()) Fail(source, "responder", "expected a mapping");
   out.listen_address = ":" + std::to_string(peer::kDefaultResponderPort);
-  RejectUnknownKeys(node,
-                    {"listen_address", "secret_file", "insecure", "limits", "allowed_networks"},
-                    source, "responder.");
+  RejectUnknownKeys(
+      node, {"listen_address", "secret_file", "insecure", "limits", "allowed_networks", "name"},
+      source, "responder.");
   if (node["listen_address"]) {
     out.listen_address = Scalar<std::string>(node["listen_address"], source,
                                              "responder.listen_address", "host:port");
@@ -140,6 +141,12 @@ void ParseResponder(const YAML::Node& node, const std::string& source, Responder
   }
   if (node["allowed_networks"]) {
     out.allowed_networks = AllowedNetworks(node["allowed_networks"], source);
+  }
+  if (node["name"]) {
+    out.name = Scalar<std::string>(node["name"], source, "responder.name", "a name");
+    if (out.name.empty() || out.name.size() > peer::kMaxAgentNameBytes) {
+      Fail(source, "responder.name", "must be 1 to 255 bytes");
+    }
   }
   if (const auto limits = node["limits"]) ParseResponderLimits(limits, source, out.limits);
 }
@@ -283,8 +290,8 @@ AgentConfig ParseConfig(std::string_view yaml_text, const std::string& source) {
   if (root.IsNull()) return config;  // an empty file is an empty configuration
   if (!root.IsMap()) Fail(source, "(top level)", "expected a mapping");
   RejectUnknownKeys(root,
-                    {"rails", "discover_rails", "responder", "peers", "fleet", "probes",
-                     "budget", "bulk_concurrency", "health"},
+                    {"rails", "discover_rails", "responder", "peers", "fleet", "probes", "budget",
+                     "bulk_concurrency", "health"},
                     source, "");
 
   if (const auto discover = root["discover_rails"]) {

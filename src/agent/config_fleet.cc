@@ -14,6 +14,17 @@ std::string Key(const std::string& list, std::size_t index) {
   return list + "[" + std::to_string(index) + "]";
 }
 
+// A source polled more often than this would load the API or DNS server for nothing: peers come
+// and go over minutes.
+constexpr std::chrono::seconds kShortestRefresh{1};
+
+std::chrono::milliseconds RefreshInterval(const YAML::Node& node, const std::string& source,
+                                          const std::string& key) {
+  const auto interval = DurationValue(node, source, key);
+  if (interval < kShortestRefresh) Fail(source, key, "must be at least 1s");
+  return interval;
+}
+
 // A "host:port" a peer's responder listens on; the port is required, as a target names one
 // responder.
 std::string TargetAddress(const YAML::Node& node, const std::string& source,
@@ -51,7 +62,7 @@ fleet::FileSdConfig FileSd(const YAML::Node& node, const std::string& source,
   config.files = StringList(node["files"], source, key + ".files");
   if (config.files.empty()) Fail(source, key + ".files", "needs at least one file");
   if (const auto interval = node["refresh_interval"]) {
-    config.refresh_interval = DurationValue(interval, source, key + ".refresh_interval");
+    config.refresh_interval = RefreshInterval(interval, source, key + ".refresh_interval");
   }
   return config;
 }
@@ -81,7 +92,7 @@ fleet::DnsConfig Dns(const YAML::Node& node, const std::string& source, const st
     if (!peer::ParseHostPort(config.server, 53, &error)) Fail(source, key + ".server", error);
   }
   if (const auto interval = node["refresh_interval"]) {
-    config.refresh_interval = DurationValue(interval, source, key + ".refresh_interval");
+    config.refresh_interval = RefreshInterval(interval, source, key + ".refresh_interval");
   }
   if (const auto timeout = node["timeout"]) {
     config.timeout = DurationValue(timeout, source, key + ".timeout");
@@ -111,7 +122,7 @@ fleet::KubernetesConfig Kubernetes(const YAML::Node& node, const std::string& so
   text("ca_file", config.ca_file);
   if (config.service.empty()) Fail(source, key + ".service", "must not be empty");
   if (const auto interval = node["refresh_interval"]) {
-    config.refresh_interval = DurationValue(interval, source, key + ".refresh_interval");
+    config.refresh_interval = RefreshInterval(interval, source, key + ".refresh_interval");
   }
   if (const auto timeout = node["timeout"]) {
     config.timeout = DurationValue(timeout, source, key + ".timeout");

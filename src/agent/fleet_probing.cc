@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "rail/fleet/duplicates.h"
 #include "rail/fleet/self.h"
 
 namespace rail::agent {
@@ -42,12 +43,13 @@ std::vector<std::unique_ptr<fleet::Source>> MakeDiscoverySources(const FleetConf
 }
 
 FleetProbing::FleetProbing(FleetConfig config, std::vector<std::unique_ptr<fleet::Source>> sources,
-                           std::vector<std::string> rails, std::uint16_t responder_port,
-                           const base::Clock& clock, PlanChanged on_change)
+                           std::vector<std::string> rails, Identity identity,
+                           const base::Clock& clock, PeerNames peer_names, PlanChanged on_change)
     : config_(std::move(config)),
       rails_(std::move(rails)),
-      responder_port_(responder_port),
+      identity_(std::move(identity)),
       clock_(clock),
+      peer_names_(std::move(peer_names)),
       on_change_(std::move(on_change)),
       discovery_(std::move(sources), clock) {
   status_.max_probe_series = config_.max_probe_series;
@@ -74,7 +76,8 @@ void FleetProbing::Stop() {
 std::string FleetProbing::FindSelf(const std::vector<fleet::Target>& targets) {
   if (config_.self) return *config_.self;
   std::string error;
-  const auto self = fleet::FindSelf(targets, fleet::LocalIdentity(responder_port_), &error);
+  const auto self =
+      fleet::FindSelf(targets, fleet::LocalIdentity(identity_.responder_port), &error);
   if (!self && error != self_error_ && !targets.empty()) {
     spdlog::warn(
         "fleet: this agent is not among the {} discovered targets ({}): it probes no fleet "
@@ -93,26 +96,47 @@ void FleetProbing::Update() {
   options.peers_per_rail = config_.peers_per_rail;
   options.seed = config_.seed;
   options.epoch = fleet::EpochAt(clock_.WallNow(), config_.epoch);
-  auto pairs = self.empty() ? std::vector<fleet::PlannedPair>{}
-                            : fleet::PlanForHost(targets, self, rails_, options);
+  const auto planned = self.empty() ? std::vector<fleet::PlannedPair>{}
+                                    : fleet::PlanForHost(targets, self, rails_, options);
+  const auto names = peer_names_ ? peer_names_() : std::map<std::string, std::string>{};
+  const auto merged = fleet::MergeDuplicates(planned, names, identity_.name);
   bool changed = false;
   {
     std::lock_guard lock(mutex_);
-    status_.sources = discovery_.Status();
     status_.peers = targets.size();
     status_.self = self;
     status_.epoch = options.epoch;
-    changed = pairs != status_.pairs;
+    RecordNames(planned, names, merged.duplicates);
+    changed = merged.pairs != status_.pairs;
     if (changed) {
       ++status_.plan_changes;
-      status_.pairs = pairs;
-      status_.rails = PeersByRail(rails_, pairs);
+      status_.pairs = merged.pairs;
+      status_.rails = PeersByRail(rails_, merged.pairs);
     }
   }
   if (!changed) return;
   spdlog::info("fleet: epoch {}, {} target(s), self {}: {} planned pair(s)", options.epoch,
-               targets.size(), self.empty() ? "not found" : self, pairs.size());
-  on_change_(pairs);
+               targets.size(), self.empty() ? "not found" : self, merged.pairs.size());
+  on_change_(merged.pairs);
+}
+
+void FleetProbing::RecordNames(const std::vector<fleet::PlannedPair>& planned,
+                               const std::map<std::string, std::string>& names,
+                               const std::vector<std::string>& duplicates) {
+  status_.peer_names.clear();
+  for (const auto& pair : planned) {
+    if (const auto name = names.find(pair.peer); name != names.end()) {
+      status_.peer_names[pair.peer] = name->second;
+    }
+  }
+  if (duplicates == status_.duplicates) return;
+  for (const auto& target : duplicates) {
+    spdlog::warn(
+        "fleet: target {} answers as '{}', already probed under another target (or this agent "
+        "itself): not probed twice",
+        target, names.at(target));
+  }
+  status_.duplicates = duplicates;
 }
 
 fleet::FleetStatus FleetProbing::Status() const {

@@ -63,6 +63,16 @@ void AddPlan(const fleet::FleetStatus& status, std::size_t probe_series,
           "it, a new epoch).")
       .Add({}, static_cast<double>(status.plan_changes))
       .MoveTo(out);
+  auto names = Gauge("rail_fleet_peer_info",
+                     "The name a planned peer gave in its welcome (responder.name, else its host "
+                     "name) beside its discovery target; value 1.");
+  for (const auto& [peer, name] : status.peer_names) names.Add({{"peer", peer}, {"name", name}}, 1);
+  names.MoveTo(out);
+  Gauge("rail_fleet_duplicate_targets",
+        "Planned targets not probed because another planned target answered with the same name "
+        "(one agent listed twice), or because they are this agent.")
+      .Add({}, static_cast<double>(status.duplicates.size()))
+      .MoveTo(out);
   Gauge("rail_fleet_probe_series", "Per-peer probe series this agent exports now.")
       .Add({}, static_cast<double>(probe_series))
       .MoveTo(out);

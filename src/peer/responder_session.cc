@@ -177,7 +177,7 @@ class Session {
 
   bool SendWelcome(Deadline deadline) {
     NetError error;
-    Welcome welcome{context_.options.versions, authenticated_, {}};
+    Welcome welcome{context_.options.versions, authenticated_, {}, context_.options.name};
     if (context_.options.rail_mtus) welcome.rail_mtus = context_.options.rail_mtus();
     if (!connection_.Send(ToJson(welcome), deadline, &error)) {
       Refuse(error.reason, error.message);

@@ -6,6 +6,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -26,12 +27,18 @@ std::vector<std::unique_ptr<fleet::Source>> MakeDiscoverySources(const FleetConf
 class FleetProbing {
  public:
   using PlanChanged = std::function<void(const std::vector<fleet::PlannedPair>&)>;
+  // The name each probed target's responder gave in its welcome.
+  using PeerNames = std::function<std::map<std::string, std::string>()>;
 
-  // `rails`: the local rails' names; `responder_port`: how this agent finds itself among the
-  // targets when fleet.self is not set. `on_change` runs on the fleet thread.
+  struct Identity {
+    std::uint16_t responder_port = 0;  // how this agent finds itself when fleet.self is not set
+    std::string name;                  // the name it gives in its own welcome
+  };
+
+  // `rails`: the local rails' names. `on_change` runs on the fleet thread.
   FleetProbing(FleetConfig config, std::vector<std::unique_ptr<fleet::Source>> sources,
-               std::vector<std::string> rails, std::uint16_t responder_port,
-               const base::Clock& clock, PlanChanged on_change);
+               std::vector<std::string> rails, Identity identity, const base::Clock& clock,
+               PeerNames peer_names, PlanChanged on_change);
   ~FleetProbing();
   FleetProbing(const FleetProbing&) = delete;
   FleetProbing& operator=(const FleetProbing&) = delete;
@@ -45,11 +52,16 @@ class FleetProbing {
  private:
   void Loop();
   std::string FindSelf(const std::vector<fleet::Target>& targets);
+  // Under mutex_: the planned peers' names, and the duplicates left out (logged when they change).
+  void RecordNames(const std::vector<fleet::PlannedPair>& planned,
+                   const std::map<std::string, std::string>& names,
+                   const std::vector<std::string>& duplicates);
 
   const FleetConfig config_;
   const std::vector<std::string> rails_;
-  const std::uint16_t responder_port_;
+  const Identity identity_;
   const base::Clock& clock_;
+  PeerNames peer_names_;
   PlanChanged on_change_;
   fleet::Discovery discovery_;
 

@@ -22,6 +22,10 @@ struct FleetStatus {
   std::map<std::string, std::size_t> rails;  // planned peers by rail (every local rail listed)
   std::uint64_t plan_changes = 0;            // recomputations that changed the pairs
   std::size_t max_probe_series = 0;          // fleet.max_probe_series
+  // The name each planned peer gave in its welcome, and the targets left out as another planned
+  // target's duplicate, or as this agent itself (duplicates.h).
+  std::map<std::string, std::string> peer_names;
+  std::vector<std::string> duplicates;
 };
 
 }  // namespace rail::fleet

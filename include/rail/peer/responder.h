@@ -96,6 +96,9 @@ struct ResponderOptions {
   // This agent's rails' MTUs by rail name, sent in every welcome (read per session, so a changed
   // MTU shows up without a restart). Empty function: not sent.
   std::function<std::map<std::string, std::uint64_t>()> rail_mtus;
+  // This agent's name (responder.name, else its host name), sent in every welcome; empty: not
+  // sent.
+  std::string name;
   Limits limits;
   // responder.allowed_networks; empty: every peer address may connect.
   std::vector<Network> allowed_networks;
