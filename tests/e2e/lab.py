@@ -138,9 +138,11 @@ def rails_yaml(host, transport=None):
 
 
 def agent_config(host, secret=None, limits=None, peers=None, probes=None, budget=BUDGET,
-                 transport=None):
+                 transport=None, responder_name=None):
     """The configuration of an agent of a host: its rails, a responder on RESPONDER_PORT
-    (with secret_file `secret` and `limits`, a flow mapping's inside, when given), `peers`
+    (with secret_file `secret`, `limits`, a flow mapping's inside, and the name it gives itself in
+    its welcome, `responder_name`, when given: the lab's hosts share the machine's host name,
+    the default), `peers`
     ({name: address}), and, when `probes` (the lines of the probes: list) are given, the
     `budget` line and the probes."""
     text = rails_yaml(host, transport) + "responder:\n  listen_address: ':%d'\n" % RESPONDER_PORT
@@ -148,6 +150,8 @@ def agent_config(host, secret=None, limits=None, peers=None, probes=None, budget
         text += "  secret_file: %s\n" % secret
     if limits:
         text += "  limits: {%s}\n" % limits
+    if responder_name:
+        text += "  name: %s\n" % responder_name
     if peers:
         text += "peers:\n" + "".join("  - {name: %s, address: '%s'}\n" % item
                                      for item in peers.items())

@@ -18,7 +18,9 @@ What it shows:
   included; rail_fleet_discovery_targets{source="file_sd"} 4), finds itself among them
   (rail_fleet_self_found 1), and plans 2 peers per rail;
 * the pairs each agent probes (the peer labels of its rail_probe_* series) are exactly what
-  `rail_exporter plan` prints for the same file, and no other peer appears;
+  `rail_exporter plan` prints for the same file, and no other peer appears; each agent names its
+  planned peers by the names they answer with (rail_fleet_peer_info; every responder has its own
+  responder.name, since the lab's hosts share the machine's host name) and sees no duplicate;
 * with host c's port on rail1 throttled to 200 Mbit/s (tbf on both of its ends), every host that
   the plan has probing c over rail1 measures c's rail1 at a fraction of what the pairs without c
   get, while c's rail0 stays fast;
@@ -145,8 +147,11 @@ class LabFleetTest(lab.LabTestCase):
             [{"targets": [target(host) for host in HOSTS]}], indent=2))
         cls.configs, cls.agents = {}, {}
         for host in HOSTS:
-            text = lab.agent_config(host, secret=secret, probes=PROBES) + fleet_yaml(
-                cls.peers_file, host)
+            # Each responder names itself: the hosts share the machine's host name, and agents
+            # take targets that answer with one name for one host.
+            text = lab.agent_config(host, secret=secret, probes=PROBES,
+                                    responder_name="fleet-" + host) + fleet_yaml(cls.peers_file,
+                                                                                 host)
             cls.configs[host] = cls.lab.write(host + ".yaml", text)
         for host in HOSTS:
             cls.agents[host] = cls.lab.start_agent(
@@ -272,7 +277,8 @@ class LabFleetTest(lab.LabTestCase):
                                     [(n, l, v) for n, l, v in samples
                                      if n.startswith("rail_fleet_discovery_")],
                                     "\n".join(agent.stderr_lines()[-10:])))
-            self.assertEqual(lab.find(samples, "rail_fleet_discovery_targets", source="file_sd"),
+            self.assertEqual(lab.find(samples, "rail_fleet_discovery_targets",
+                                      source="file_sd:" + self.peers_file),
                              [float(len(HOSTS))], host)
 
     def test_2_agents_probe_exactly_the_plan(self):
@@ -295,6 +301,15 @@ class LabFleetTest(lab.LabTestCase):
                                        "probed:\n%s" % (epoch, pairs_text(probed - plan),
                                                         pairs_text(plan - probed)))
         self.assertEqual(self.epoch(), epoch, "the epoch changed during the test: run it again")
+        # Each prober knows its planned peers by the names they gave in their welcome, and takes
+        # none of them for a duplicate or for itself.
+        for host, agent in self.agents.items():
+            samples = agent.samples()
+            names = {labels["peer"]: labels["name"] for name, labels, _ in samples
+                     if name == "rail_fleet_peer_info"}
+            self.assertEqual(names, {peer: "fleet-" + host_of(peer) for prober, peer, _, _ in plan
+                                     if prober == host}, host)
+            self.assertEqual(lab.find(samples, "rail_fleet_duplicate_targets"), [0.0], host)
         print("plan of epoch %d (every agent probes exactly these):\n%s" % (epoch,
                                                                            pairs_text(plan)))
 
