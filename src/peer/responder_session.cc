@@ -217,7 +217,11 @@ class Session {
     bulk_pass.reset();
     json report;
     if (!SendReport(*handler, &report)) return false;
-    if (budget_ticket) SettleServedBytes(*budget_ticket, measured, report);
+    if (budget_ticket) {
+      if (const auto moved = BytesMoved(measured, report)) {
+        context_.served_budget.Settle(*budget_ticket, *moved);
+      }
+    }
     return true;
   }
 
@@ -277,12 +281,7 @@ class Session {
   bool WithinServedBudget(const ProbeSetup& setup, std::optional<std::uint64_t>* ticket) {
     const auto& is_bulk = context_.options.is_bulk_kind;
     if (!is_bulk || !is_bulk(setup.kind)) return true;
-    ServedProbe probe;
-    probe.rails = SplitRails(setup.rail);
-    probe.declared = std::chrono::duration_cast<base::Duration>(
-        std::chrono::duration<double>(setup.duration_seconds));
-    probe.bytes = setup.max_bytes;
-    const BudgetDecision decision = context_.served_budget.TryAdmit(probe);
+    const BudgetDecision decision = context_.served_budget.TryAdmit(ServedProbeOf(setup));
     if (decision.allowed) {
       *ticket = decision.ticket;
       return true;
@@ -294,21 +293,6 @@ class Session {
                         "; retry in " + std::to_string(retry_ms) + " ms",
                     static_cast<std::uint64_t>(retry_ms));
     return false;
-  }
-
-  // The budget charged the setup's max_bytes, a cap; the probe's own count replaces it where
-  // either side has one (the initiator's `bytes`, a TCP sink's `bytes_received`). Those come
-  // from an authenticated peer of the fleet; its declared duration stays charged regardless.
-  void SettleServedBytes(std::uint64_t ticket, const json& measured, const json& report) {
-    std::optional<std::uint64_t> moved;
-    const auto consider = [&moved](const json& object, const char* key) {
-      const auto it = object.is_object() ? object.find(key) : object.end();
-      if (it == object.end() || !it->is_number_unsigned()) return;
-      moved = std::max(moved.value_or(0), it->get<std::uint64_t>());
-    };
-    consider(measured, "bytes");
-    consider(report, "bytes_received");
-    if (moved) context_.served_budget.Settle(ticket, *moved);
   }
 
   // The kind's handler, set up for this probe; nullptr (the peer told why) when there is none.
@@ -383,52 +367,6 @@ class Session {
 };
 
 }  // namespace
-
-void StatsRecorder::ConnectionAccepted() {
-  const std::lock_guard lock(mutex_);
-  ++stats_.connections_total;
-}
-
-void StatsRecorder::SessionStarted(const std::string& address, const AgentVersions& versions,
-                                   bool authenticated) {
-  const std::lock_guard lock(mutex_);
-  ++stats_.sessions_total;
-  auto& peers = stats_.peers;
-  if (!peers.contains(address) && peers.size() >= max_tracked_peers_ && !peers.empty()) {
-    const auto oldest = std::min_element(
-        peers.begin(), peers.end(),
-        [](const auto& a, const auto& b) { return a.second.last_seen < b.second.last_seen; });
-    peers.erase(oldest);
-  }
-  PeerInfo& peer = peers[address];
-  peer.address = address;
-  peer.versions = versions;
-  peer.authenticated = authenticated;
-  ++peer.sessions;
-  peer.last_seen = std::chrono::system_clock::now();
-}
-
-void StatsRecorder::ProbeServed(const std::string& address) {
-  const std::lock_guard lock(mutex_);
-  ++stats_.probes_total;
-  const auto peer = stats_.peers.find(address);
-  if (peer != stats_.peers.end()) {
-    ++peer->second.probes;
-    peer->second.last_seen = std::chrono::system_clock::now();
-  }
-}
-
-void StatsRecorder::Error(const std::string& reason) {
-  const std::lock_guard lock(mutex_);
-  ++stats_.errors_by_reason[KnownReason(reason)];
-}
-
-ResponderStats StatsRecorder::Snapshot(std::uint64_t active_sessions) const {
-  const std::lock_guard lock(mutex_);
-  ResponderStats copy = stats_;
-  copy.active_sessions = active_sessions;
-  return copy;
-}
 
 void RunSession(const SessionContext& context, UniqueFd socket) {
   Session session(context, std::move(socket));

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "rail/peer/bulk_gate.h"
+
 namespace rail::peer {
 
 namespace {
@@ -21,6 +23,26 @@ std::string Percent(double fraction) {
 }
 
 }  // namespace
+
+ServedProbe ServedProbeOf(const ProbeSetup& setup) {
+  return ServedProbe{SplitRails(setup.rail),
+                     std::chrono::duration_cast<base::Duration>(
+                         std::chrono::duration<double>(setup.duration_seconds)),
+                     setup.max_bytes};
+}
+
+std::optional<std::uint64_t> BytesMoved(const nlohmann::json& measured,
+                                        const nlohmann::json& report) {
+  std::optional<std::uint64_t> moved;
+  const auto consider = [&moved](const nlohmann::json& object, const char* key) {
+    const auto it = object.is_object() ? object.find(key) : object.end();
+    if (it == object.end() || !it->is_number_integer() || it->get<std::int64_t>() < 0) return;
+    moved = std::max(moved.value_or(0), it->get<std::uint64_t>());
+  };
+  consider(measured, "bytes");
+  consider(report, "bytes_received");
+  return moved;
+}
 
 ServedBudget::ServedBudget(const base::Clock& clock, double max_time_fraction_per_rail,
                            std::uint64_t max_bytes_per_hour, std::size_t max_entries)

@@ -18,10 +18,13 @@
 #include <deque>
 #include <map>
 #include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "rail/base/clock.h"
+#include "rail/peer/messages.h"
 
 namespace rail::peer {
 
@@ -40,6 +43,15 @@ struct BudgetDecision {
   base::Duration retry_after{};  // when refused: the wait until the probe would fit
   std::string error;             // when refused: for the peer, naming the budget and the rail
 };
+
+// What a bulk setup is charged: its duration on each of its rails, its max_bytes to the host.
+ServedProbe ServedProbeOf(const ProbeSetup& setup);
+
+// The bytes a probe moved, where its probe_done `measured` (the initiator's `bytes`) or the
+// handler's report (a TCP sink's `bytes_received`) says so; the larger when both do. These come
+// from an authenticated peer of the fleet; the probe's declared time stays charged regardless.
+std::optional<std::uint64_t> BytesMoved(const nlohmann::json& measured,
+                                        const nlohmann::json& report);
 
 // Thread-safe: shared by every session of a responder. Memory is bounded by max_entries probes
 // (a setup beyond it is refused until the oldest ages out).

@@ -124,5 +124,26 @@ TEST(ServedBudget, TracksAtMostMaxEntriesProbes) {
   EXPECT_EQ(refused.retry_after, 59min);
 }
 
+TEST(ServedBudget, ASetupIsChargedItsDurationOnEachRailAndItsMaxBytes) {
+  ProbeSetup setup;
+  setup.rail = "rail0,rail1";
+  setup.duration_seconds = 2.5;
+  setup.max_bytes = 64 * kGiB;
+  const ServedProbe probe = ServedProbeOf(setup);
+  EXPECT_EQ(probe.rails, (std::vector<std::string>{"rail0", "rail1"}));
+  EXPECT_EQ(probe.declared, 2500ms);
+  EXPECT_EQ(probe.bytes, 64 * kGiB);
+}
+
+TEST(ServedBudget, BytesMovedComesFromEitherSideAndIgnoresWhatIsNotACount) {
+  const nlohmann::json none = nlohmann::json::object();
+  EXPECT_EQ(BytesMoved(none, none), std::nullopt);
+  EXPECT_EQ(BytesMoved({{"bytes", 500}}, none), 500u);
+  EXPECT_EQ(BytesMoved(none, {{"bytes_received", 700}}), 700u);
+  EXPECT_EQ(BytesMoved({{"bytes", 500}}, {{"bytes_received", 700}}), 700u);
+  EXPECT_EQ(BytesMoved({{"bytes", -5}}, {{"bytes_received", "many"}}), std::nullopt);
+  EXPECT_EQ(BytesMoved(nlohmann::json::array(), nullptr), std::nullopt);
+}
+
 }  // namespace
 }  // namespace rail::peer
