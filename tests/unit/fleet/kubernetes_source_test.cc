@@ -1,11 +1,14 @@
 // The Kubernetes source against recorded API server answers (tests/fixtures/kubernetes), served
 // over real HTTPS by tests/support/https_fixture_server.py with a CA made for the test: the
 // source's TLS verification, token, query and pagination all meet a server that checks them.
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -269,6 +272,30 @@ TEST_F(KubernetesSourceTest, NamespaceComesFromTheServiceAccountFileWhenNotConfi
   const FetchResult result = source->Fetch();
   ASSERT_TRUE(result.targets) << result.error;
   EXPECT_EQ(result.targets->size(), 2u);
+}
+
+TEST_F(KubernetesSourceTest, AnApiServerThatNeverAnswersFailsWithinTheTimeout) {
+  // A listening socket nobody accepts from: the kernel completes the TCP handshake, the TLS one
+  // never comes.
+  const int silent = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(silent, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof(address);
+  ASSERT_EQ(::bind(silent, reinterpret_cast<sockaddr*>(&address), length), 0);
+  ASSERT_EQ(::listen(silent, 4), 0);
+  ASSERT_EQ(::getsockname(silent, reinterpret_cast<sockaddr*>(&address), &length), 0);
+  KubernetesConfig config = Config("rail-exporter");
+  config.api_server = "https://127.0.0.1:" + std::to_string(ntohs(address.sin_port));
+  config.timeout = std::chrono::milliseconds(300);
+  const auto started = std::chrono::steady_clock::now();
+  const FetchResult result = MakeKubernetesSource(config)->Fetch();
+  const auto took = std::chrono::steady_clock::now() - started;
+  ::close(silent);
+  EXPECT_FALSE(result.targets);
+  EXPECT_THAT(result.error, HasSubstr("timed out"));
+  EXPECT_LT(took, std::chrono::seconds(5));  // a bound, not a timing
 }
 
 TEST_F(KubernetesSourceTest, MissingTokenFailsWithoutAsking) {
