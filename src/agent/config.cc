@@ -105,7 +105,8 @@ void ParseResponderLimits(const YAML::Node& limits, const std::string& source, p
   RejectUnknownKeys(limits,
                     {"max_frame_bytes", "max_concurrent_sessions", "max_connections_per_ip",
                      "max_bytes_per_probe", "max_seconds_per_probe", "probes_per_minute_per_peer",
-                     "probe_burst_per_peer"},
+                     "probe_burst_per_peer", "max_served_bulk_time_fraction_per_rail",
+                     "max_served_bytes_per_hour"},
                     source, prefix);
   // Each limit is read into the field of its own type, under its own key.
   const auto read = [&](const char* key, auto& field) {
@@ -120,6 +121,11 @@ void ParseResponderLimits(const YAML::Node& limits, const std::string& source, p
   read("max_seconds_per_probe", out.max_seconds_per_probe);
   read("probes_per_minute_per_peer", out.probes_per_minute_per_peer);
   read("probe_burst_per_peer", out.probe_burst_per_peer);
+  read("max_served_bulk_time_fraction_per_rail", out.max_served_bulk_time_fraction_per_rail);
+  read("max_served_bytes_per_hour", out.max_served_bytes_per_hour);
+  if (out.max_served_bulk_time_fraction_per_rail > 1) {
+    Fail(source, prefix + "max_served_bulk_time_fraction_per_rail", "at most 1 (all of the hour)");
+  }
 }
 
 void ParseResponder(const YAML::Node& node, const std::string& source, ResponderConfig& out) {

@@ -150,11 +150,11 @@ bool FromJson(const json& value, ProbeReport* message, std::string* error) {
 }
 
 std::string KnownReason(std::string_view reason) {
-  static constexpr std::array<std::string_view, 25> kKnown = {
+  static constexpr std::array<std::string_view, 26> kKnown = {
       "auth",        "replay",       "limit",       "rate",   "timeout",  "malformed", "oversized",
       "version",     "unknown_kind", "protocol",    "closed", "shutdown", "internal",  "refused",
       "unreachable", "resolve",      "bind",        "io",     "setup",    "cancelled", "peer_error",
-      "listen",      "ip_limit",     "not_allowed", "busy"};
+      "listen",      "ip_limit",     "not_allowed", "busy",   "budget"};
   for (std::string_view known : kKnown) {
     if (reason == known) return std::string(known);
   }
