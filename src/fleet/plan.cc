@@ -1,0 +1,168 @@
+#include "rail/fleet/plan.h"
+
+#include <xxhash.h>
+
+#include <algorithm>
+#include <array>
+#include <optional>
+#include <set>
+#include <string_view>
+#include <tuple>
+#include <unordered_set>
+
+namespace rail::fleet {
+namespace {
+
+// A target as the plan sees it: its address and the rails it is on, parsed once per plan.
+struct Member {
+  const std::string* address = nullptr;
+  std::optional<std::vector<std::string>> rails;  // nullopt: every rail (no kRailsLabel)
+  bool On(const std::string& rail) const {
+    return !rails || std::find(rails->begin(), rails->end(), rail) != rails->end();
+  }
+};
+
+// One entry per address, the first occurrence's labels deciding its rails (as MergeTargets
+// would), so that a list with repeats plans like the merged one.
+std::vector<Member> UniqueMembers(const std::vector<Target>& targets) {
+  std::unordered_set<std::string_view> seen;
+  seen.reserve(targets.size());
+  std::vector<Member> members;
+  members.reserve(targets.size());
+  for (const auto& target : targets) {
+    if (seen.insert(target.address).second) {
+      members.push_back({&target.address, TargetRails(target)});
+    }
+  }
+  return members;
+}
+
+std::set<std::string> UniqueRails(const std::vector<std::string>& rails) {
+  return {rails.begin(), rails.end()};
+}
+
+// The hash seed of one rail's ring in one epoch. The epoch is hashed as explicit little-endian
+// bytes so that every machine derives the same seed whatever its byte order.
+std::uint64_t RingSeed(const PlanOptions& options, const std::string& rail) {
+  std::array<unsigned char, 8> epoch_bytes{};
+  for (std::size_t i = 0; i < epoch_bytes.size(); ++i) {
+    epoch_bytes[i] = static_cast<unsigned char>(options.epoch >> (8 * i));
+  }
+  const XXH64_hash_t epoch_seed =
+      XXH3_64bits_withSeed(epoch_bytes.data(), epoch_bytes.size(), options.seed);
+  return XXH3_64bits_withSeed(rail.data(), rail.size(), epoch_seed);
+}
+
+// A host's place on one rail's ring: ordered by (key, address), the address breaking the rare
+// ties of colliding keys the same way on every agent.
+struct RingPosition {
+  std::uint64_t key = 0;
+  const std::string* address = nullptr;
+  bool operator<(const RingPosition& other) const {
+    return std::tie(key, *address) < std::tie(other.key, *other.address);
+  }
+};
+
+RingPosition PositionOf(const std::string& address, std::uint64_t ring_seed) {
+  return {XXH3_64bits_withSeed(address.data(), address.size(), ring_seed), &address};
+}
+
+// How far a position lies after self going round the ring: the positions after self come first
+// (by key, then address), then those before it. For distinct keys this is the order of
+// (key - self key) mod 2^64; unlike that, it also keeps the ring's order among equal keys.
+struct RingDistance {
+  bool wrapped = false;  // before self on the ring: reached only past the ring's end
+  RingPosition position;
+  bool operator<(const RingDistance& other) const {
+    if (wrapped != other.wrapped) return !wrapped;
+    return position < other.position;
+  }
+};
+
+// The `count` members of `rail` nearest after `self`, in one pass: a bounded sorted list that a
+// candidate enters only when it is nearer than the farthest kept (for hashed keys that happens
+// O(count log n) times), so the pass costs O(n).
+std::vector<PlannedPair> SuccessorsOn(const std::vector<Member>& members, const std::string& self,
+                                      const std::string& rail, const PlanOptions& options) {
+  const std::uint64_t seed = RingSeed(options, rail);
+  const RingPosition self_position = PositionOf(self, seed);
+  const std::size_t count = options.peers_per_rail;
+  if (count == 0) return {};
+  std::vector<RingDistance> nearest;
+  nearest.reserve(count + 1);
+  for (const auto& member : members) {
+    if (*member.address == self || !member.On(rail)) continue;
+    const RingPosition position = PositionOf(*member.address, seed);
+    const RingDistance distance{position < self_position, position};
+    if (nearest.size() == count && !(distance < nearest.back())) continue;
+    nearest.insert(std::upper_bound(nearest.begin(), nearest.end(), distance), distance);
+    if (nearest.size() > count) nearest.pop_back();
+  }
+  std::vector<PlannedPair> pairs;
+  pairs.reserve(nearest.size());
+  for (const auto& distance : nearest) pairs.push_back({*distance.position.address, rail});
+  return pairs;
+}
+
+// The order plans are given in (PlannedPair's own order is by peer first).
+bool ByRailThenPeer(const PlannedPair& a, const PlannedPair& b) {
+  return std::tie(a.rail, a.peer) < std::tie(b.rail, b.peer);
+}
+
+}  // namespace
+
+std::uint64_t EpochAt(base::WallTime now, std::chrono::seconds epoch_length) {
+  if (epoch_length.count() <= 0) return 0;
+  const auto since_unix_epoch =
+      std::chrono::duration_cast<std::chrono::seconds>(now.time_since_epoch());
+  if (since_unix_epoch.count() < 0) return 0;
+  return static_cast<std::uint64_t>(since_unix_epoch / epoch_length);
+}
+
+std::vector<PlannedPair> PlanForHost(const std::vector<Target>& targets, const std::string& self,
+                                     const std::vector<std::string>& self_rails,
+                                     const PlanOptions& options) {
+  const std::vector<Member> members = UniqueMembers(targets);
+  const auto self_member = std::find_if(members.begin(), members.end(),
+                                        [&](const Member& m) { return *m.address == self; });
+  if (self_member == members.end()) return {};
+  std::vector<PlannedPair> plan;
+  for (const auto& rail : UniqueRails(self_rails)) {
+    // A rail self's target does not list: the others leave self off that ring, so self probes
+    // nobody over it either.
+    if (!self_member->On(rail)) continue;
+    auto pairs = SuccessorsOn(members, self, rail, options);
+    plan.insert(plan.end(), pairs.begin(), pairs.end());
+  }
+  std::sort(plan.begin(), plan.end(), ByRailThenPeer);
+  return plan;
+}
+
+std::map<std::string, std::vector<PlannedPair>> PlanForFleet(const std::vector<Target>& targets,
+                                                             const std::vector<std::string>& rails,
+                                                             const PlanOptions& options) {
+  const std::vector<Member> members = UniqueMembers(targets);
+  std::map<std::string, std::vector<PlannedPair>> plans;
+  for (const auto& member : members) plans[*member.address];
+  for (const auto& rail : UniqueRails(rails)) {
+    const std::uint64_t seed = RingSeed(options, rail);
+    std::vector<RingPosition> ring;
+    for (const auto& member : members) {
+      if (member.On(rail)) ring.push_back(PositionOf(*member.address, seed));
+    }
+    std::sort(ring.begin(), ring.end());
+    const std::size_t size = ring.size();
+    const std::size_t count =
+        std::min<std::size_t>(options.peers_per_rail, size == 0 ? 0 : size - 1);
+    for (std::size_t i = 0; i < size; ++i) {
+      auto& plan = plans[*ring[i].address];
+      for (std::size_t step = 1; step <= count; ++step) {
+        plan.push_back({*ring[(i + step) % size].address, rail});
+      }
+    }
+  }
+  for (auto& [address, plan] : plans) std::sort(plan.begin(), plan.end(), ByRailThenPeer);
+  return plans;
+}
+
+}  // namespace rail::fleet
