@@ -142,27 +142,33 @@ std::map<std::string, std::vector<PlannedPair>> PlanForFleet(const std::vector<T
                                                              const std::vector<std::string>& rails,
                                                              const PlanOptions& options) {
   const std::vector<Member> members = UniqueMembers(targets);
-  std::map<std::string, std::vector<PlannedPair>> plans;
-  for (const auto& member : members) plans[*member.address];
+  std::vector<std::vector<PlannedPair>> plans(members.size());  // by index into members
+  std::vector<std::pair<RingPosition, std::size_t>> ring;       // and the member's index
+  ring.reserve(members.size());
   for (const auto& rail : UniqueRails(rails)) {
     const std::uint64_t seed = RingSeed(options, rail);
-    std::vector<RingPosition> ring;
-    for (const auto& member : members) {
-      if (member.On(rail)) ring.push_back(PositionOf(*member.address, seed));
+    ring.clear();
+    for (std::size_t i = 0; i < members.size(); ++i) {
+      if (members[i].On(rail)) ring.emplace_back(PositionOf(*members[i].address, seed), i);
     }
-    std::sort(ring.begin(), ring.end());
+    std::sort(ring.begin(), ring.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
     const std::size_t size = ring.size();
     const std::size_t count =
         std::min<std::size_t>(options.peers_per_rail, size == 0 ? 0 : size - 1);
     for (std::size_t i = 0; i < size; ++i) {
-      auto& plan = plans[*ring[i].address];
+      auto& plan = plans[ring[i].second];
       for (std::size_t step = 1; step <= count; ++step) {
-        plan.push_back({*ring[(i + step) % size].address, rail});
+        plan.push_back({*ring[(i + step) % size].first.address, rail});
       }
     }
   }
-  for (auto& [address, plan] : plans) std::sort(plan.begin(), plan.end(), ByRailThenPeer);
-  return plans;
+  std::map<std::string, std::vector<PlannedPair>> by_address;
+  for (std::size_t i = 0; i < members.size(); ++i) {
+    std::sort(plans[i].begin(), plans[i].end(), ByRailThenPeer);
+    by_address.emplace_hint(by_address.end(), *members[i].address, std::move(plans[i]));
+  }
+  return by_address;
 }
 
 }  // namespace rail::fleet
