@@ -49,7 +49,7 @@ EXTERNAL_HEADERS = {
     "infiniband/": {PROBE_UCX, "gpu"},
     "civetweb.h": {"web"}, "CivetServer.h": {"web"},
     "prometheus/": {"collectors", "web", MAIN},
-    "yaml-cpp/": {"web", "agent"},
+    "yaml-cpp/": {"fleet", "web", "agent"},  # fleet: file_sd files (JSON or YAML)
     "CLI/": {MAIN},
     "openssl/": {"peer", "web"},
 }
@@ -57,7 +57,7 @@ EXTERNAL_LIBRARIES = {
     "ucx::": {PROBE_UCX},
     "civetweb::": {"web"},
     "prometheus-cpp::": {"collectors", "web"},
-    "yaml-cpp": {"web", "agent"},
+    "yaml-cpp": {"fleet", "web", "agent"},
     "CLI11::": {MAIN},
     "OpenSSL::": {"peer", "web"},
     "PkgConfig::IBVERBS": {PROBE_UCX, "gpu"},

@@ -1,0 +1,256 @@
+// The DNS source against a real server: dnsmasq on a free loopback port, serving records the test
+// chooses, restarted with others, then gone.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <pwd.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <thread>
+
+#include "rail/fleet/discovery.h"
+#include "rail/peer/connection.h"
+#include "support/fake_clock.h"
+
+extern char** environ;
+
+namespace rail::fleet {
+namespace {
+
+using std::chrono::milliseconds;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+constexpr const char* kDnsmasq = "/usr/sbin/dnsmasq";
+
+// A UDP socket on 127.0.0.1; port 0 picks a free one.
+peer::UniqueFd BindUdp(std::uint16_t port) {
+  peer::UniqueFd fd(socket(AF_INET, SOCK_DGRAM, 0));
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = htons(port);
+  if (bind(fd.get(), reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) fd.reset();
+  return fd;
+}
+
+std::uint16_t PortOf(const peer::UniqueFd& fd) {
+  sockaddr_in address{};
+  socklen_t length = sizeof address;
+  getsockname(fd.get(), reinterpret_cast<sockaddr*>(&address), &length);
+  return ntohs(address.sin_port);
+}
+
+// dnsmasq in the foreground, answering only the records given, killed on destruction.
+class Dnsmasq {
+ public:
+  Dnsmasq(std::uint16_t port, const std::vector<std::string>& records) : port_(port) {
+    std::vector<std::string> args = {kDnsmasq,
+                                     "--keep-in-foreground",
+                                     "--conf-file=/dev/null",
+                                     "--no-resolv",
+                                     "--no-hosts",
+                                     "--port=" + std::to_string(port),
+                                     "--listen-address=127.0.0.1",
+                                     "--bind-interfaces",
+                                     "--local=/test/",  // unknown names here: NXDOMAIN
+                                     "--pid-file="};
+    // As root dnsmasq would switch to "nobody"; stay who we are.
+    if (geteuid() == 0) args.push_back("--user=root");
+    args.insert(args.end(), records.begin(), records.end());
+    std::vector<char*> argv;
+    for (auto& arg : args) argv.push_back(arg.data());
+    argv.push_back(nullptr);
+    if (posix_spawn(&pid_, kDnsmasq, nullptr, nullptr, argv.data(), environ) != 0) pid_ = -1;
+  }
+  ~Dnsmasq() { Stop(); }
+
+  // Waits until dnsmasq holds its port (binding it ourselves then fails).
+  bool WaitReady() {
+    for (int i = 0; i < 200 && pid_ > 0; ++i) {
+      if (!BindUdp(port_)) return true;
+      if (waitpid(pid_, nullptr, WNOHANG) == pid_) {
+        pid_ = -1;
+        return false;
+      }
+      std::this_thread::sleep_for(milliseconds(10));
+    }
+    return false;
+  }
+  void Stop() {
+    if (pid_ <= 0) return;
+    kill(pid_, SIGTERM);
+    waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+  }
+
+ private:
+  std::uint16_t port_;
+  pid_t pid_ = -1;
+};
+
+const std::vector<std::string> kRecords = {
+    "--host-record=peers.test,10.0.0.1",
+    "--host-record=peers.test,10.0.0.2",
+    "--host-record=node1.peers.test,10.0.0.1,fd00::1",
+    "--host-record=node2.peers.test,10.0.0.2",
+    "--srv-host=_rail._tcp.peers.test,node1.peers.test,9841",
+    "--srv-host=_rail._tcp.peers.test,node2.peers.test,19841",
+};
+
+class DnsSourceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (access(kDnsmasq, X_OK) != 0) {
+      GTEST_SKIP() << kDnsmasq << " not installed (Debian: dnsmasq-base); needed for a real "
+                   << "DNS server";
+    }
+    {
+      const peer::UniqueFd probe = BindUdp(0);  // closed again before dnsmasq binds the port
+      ASSERT_TRUE(probe);
+      port_ = PortOf(probe);
+    }
+    Start(kRecords);
+  }
+  void Start(const std::vector<std::string>& records) {
+    server_ = std::make_unique<Dnsmasq>(port_, records);
+    ASSERT_TRUE(server_->WaitReady()) << "dnsmasq did not start on 127.0.0.1:" << port_;
+  }
+  DnsConfig Config(std::vector<std::string> names, DnsRecordType type) const {
+    DnsConfig config;
+    config.names = std::move(names);
+    config.type = type;
+    config.server = "127.0.0.1:" + std::to_string(port_);
+    config.timeout = milliseconds(300);
+    return config;
+  }
+  FetchResult Fetch(std::vector<std::string> names, DnsRecordType type) const {
+    return MakeDnsSource(Config(std::move(names), type))->Fetch();
+  }
+
+  std::uint16_t port_ = 0;
+  std::unique_ptr<Dnsmasq> server_;
+};
+
+std::vector<std::string> Addresses(const FetchResult& result) {
+  std::vector<std::string> addresses;
+  for (const auto& target : result.targets.value()) addresses.push_back(target.address);
+  return addresses;
+}
+
+TEST_F(DnsSourceTest, ARecordsWithTheConfiguredPort) {
+  const auto result = Fetch({"peers.test"}, DnsRecordType::kA);
+  ASSERT_TRUE(result.targets) << result.error;
+  EXPECT_EQ(Addresses(result), (std::vector<std::string>{"10.0.0.1:9841", "10.0.0.2:9841"}));
+}
+
+TEST_F(DnsSourceTest, AaaaRecordsInBrackets) {
+  auto config = Config({"node1.peers.test"}, DnsRecordType::kAaaa);
+  config.port = 19841;
+  const auto result = MakeDnsSource(config)->Fetch();
+  ASSERT_TRUE(result.targets) << result.error;
+  EXPECT_EQ(Addresses(result), (std::vector<std::string>{"[fd00::1]:19841"}));
+}
+
+TEST_F(DnsSourceTest, SrvRecordsGiveTargetNameAndPort) {
+  const auto result = Fetch({"_rail._tcp.peers.test"}, DnsRecordType::kSrv);
+  ASSERT_TRUE(result.targets) << result.error;
+  EXPECT_EQ(Addresses(result),
+            (std::vector<std::string>{"node1.peers.test:9841", "node2.peers.test:19841"}));
+}
+
+TEST_F(DnsSourceTest, SeveralNamesMerge) {
+  const auto result = Fetch({"node1.peers.test", "peers.test"}, DnsRecordType::kA);
+  ASSERT_TRUE(result.targets) << result.error;
+  EXPECT_EQ(Addresses(result), (std::vector<std::string>{"10.0.0.1:9841", "10.0.0.2:9841"}));
+}
+
+TEST_F(DnsSourceTest, NxdomainAndNoDataAreEmptyNotErrors) {
+  auto result = Fetch({"absent.peers.test"}, DnsRecordType::kA);
+  ASSERT_TRUE(result.targets) << result.error;
+  EXPECT_TRUE(result.targets->empty());
+  result = Fetch({"node2.peers.test"}, DnsRecordType::kAaaa);  // an A record only
+  ASSERT_TRUE(result.targets) << result.error;
+  EXPECT_TRUE(result.targets->empty());
+}
+
+TEST_F(DnsSourceTest, RefusedFailsTheRefresh) {
+  // Outside --local and with no upstream servers, dnsmasq answers REFUSED (c-ares, having no
+  // other server to ask, reports it as "Could not contact DNS servers").
+  const auto result = Fetch({"peer.example.org"}, DnsRecordType::kA);
+  EXPECT_FALSE(result.targets);
+  EXPECT_THAT(result.error, HasSubstr("peer.example.org: "));
+  EXPECT_THAT(result.error, Not(HasSubstr("timed out")));
+}
+
+TEST_F(DnsSourceTest, ChangedRecordsAfterARestart) {
+  ASSERT_EQ(Addresses(Fetch({"peers.test"}, DnsRecordType::kA)),
+            (std::vector<std::string>{"10.0.0.1:9841", "10.0.0.2:9841"}));
+  server_->Stop();
+  Start({"--host-record=peers.test,10.0.0.3"});
+  const auto result = Fetch({"peers.test"}, DnsRecordType::kA);
+  ASSERT_TRUE(result.targets) << result.error;
+  EXPECT_EQ(Addresses(result), (std::vector<std::string>{"10.0.0.3:9841"}));
+}
+
+TEST_F(DnsSourceTest, ServerGoneFailsTheRefreshAndDiscoveryKeepsTheLastGoodList) {
+  test::FakeClock clock;
+  std::vector<std::unique_ptr<Source>> sources;
+  sources.push_back(MakeDnsSource(Config({"peers.test"}, DnsRecordType::kA)));
+  Discovery discovery(std::move(sources), clock);
+  EXPECT_TRUE(discovery.Refresh());
+  EXPECT_EQ(discovery.Targets().size(), 2u);
+
+  server_->Stop();
+  clock.Advance(std::chrono::seconds(30));
+  const auto started = std::chrono::steady_clock::now();
+  EXPECT_FALSE(discovery.Refresh());
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(2));
+  EXPECT_EQ(discovery.Targets().size(), 2u);
+  const auto status = discovery.Status()[0];
+  EXPECT_EQ(status.name, "dns:peers.test");
+  EXPECT_FALSE(status.healthy);
+  EXPECT_EQ(status.failures, 1u);
+  EXPECT_THAT(status.last_error, HasSubstr("peers.test: "));
+}
+
+// A server that takes the query and never answers: the refresh gives up at the timeout.
+TEST_F(DnsSourceTest, SilentServerTimesOut) {
+  const peer::UniqueFd silent = BindUdp(0);
+  ASSERT_TRUE(silent);
+  auto config = Config({"peers.test"}, DnsRecordType::kA);
+  config.server = "127.0.0.1:" + std::to_string(PortOf(silent));
+  const auto started = std::chrono::steady_clock::now();
+  const auto result = MakeDnsSource(config)->Fetch();
+  const auto took = std::chrono::steady_clock::now() - started;
+  EXPECT_FALSE(result.targets);
+  EXPECT_THAT(result.error, HasSubstr("peers.test: "));
+  EXPECT_GE(took, milliseconds(250));
+  EXPECT_LT(took, milliseconds(1000));
+}
+
+TEST(DnsSource, NamesItself) {
+  DnsConfig config;
+  config.names = {"a.example", "b.example"};
+  config.refresh_interval = std::chrono::seconds(7);
+  const auto source = MakeDnsSource(config);
+  EXPECT_EQ(source->Name(), "dns:a.example,b.example");
+  EXPECT_EQ(source->RefreshInterval(), std::chrono::seconds(7));
+}
+
+TEST(DnsSource, ABadServerFailsTheRefresh) {
+  DnsConfig config;
+  config.names = {"peers.test"};
+  config.server = "not-an-address:53";
+  const auto result = MakeDnsSource(config)->Fetch();
+  EXPECT_FALSE(result.targets);
+  EXPECT_THAT(result.error, HasSubstr("server not-an-address:53"));
+}
+
+}  // namespace
+}  // namespace rail::fleet
