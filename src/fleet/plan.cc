@@ -4,41 +4,62 @@
 
 #include <algorithm>
 #include <array>
-#include <optional>
-#include <set>
 #include <string_view>
 #include <tuple>
+#include <unordered_map>
 #include <unordered_set>
 
 namespace rail::fleet {
 namespace {
 
-// A target as the plan sees it: its address and the rails it is on, parsed once per plan.
+// The rails of one plan, sorted and each once, and which of them a target is on. Targets with the
+// same rails label (most of a fleet, typically) share one parse of it (TargetRails).
+class RailMembership {
+ public:
+  explicit RailMembership(const std::vector<std::string>& rails) : rails_(rails) {
+    std::sort(rails_.begin(), rails_.end());
+    rails_.erase(std::unique(rails_.begin(), rails_.end()), rails_.end());
+  }
+  const std::vector<std::string>& rails() const { return rails_; }
+
+  // One flag per rails() entry; nullptr: on every rail (no rails label). Valid while this lives.
+  const std::vector<bool>* Of(const Target& target) {
+    static const std::string kLabel(kRailsLabel);
+    const auto label = target.labels.find(kLabel);
+    if (label == target.labels.end()) return nullptr;
+    auto [entry, inserted] = by_label_.try_emplace(label->second);
+    if (inserted) {
+      entry->second.reserve(rails_.size());
+      for (const auto& rail : rails_) entry->second.push_back(OnRail(target, rail));
+    }
+    return &entry->second;  // unordered_map keeps its elements in place when it grows
+  }
+
+ private:
+  std::vector<std::string> rails_;
+  std::unordered_map<std::string, std::vector<bool>> by_label_;
+};
+
+// A target as the plan sees it: its address and the plan's rails it is on.
 struct Member {
   const std::string* address = nullptr;
-  std::optional<std::vector<std::string>> rails;  // nullopt: every rail (no kRailsLabel)
-  bool On(const std::string& rail) const {
-    return !rails || std::find(rails->begin(), rails->end(), rail) != rails->end();
-  }
+  const std::vector<bool>* on = nullptr;  // by RailMembership::rails() index; nullptr: every rail
+  bool On(std::size_t rail) const { return on == nullptr || (*on)[rail]; }
 };
 
 // One entry per address, the first occurrence's labels deciding its rails (as MergeTargets
 // would), so that a list with repeats plans like the merged one.
-std::vector<Member> UniqueMembers(const std::vector<Target>& targets) {
+std::vector<Member> UniqueMembers(const std::vector<Target>& targets, RailMembership& membership) {
   std::unordered_set<std::string_view> seen;
   seen.reserve(targets.size());
   std::vector<Member> members;
   members.reserve(targets.size());
   for (const auto& target : targets) {
     if (seen.insert(target.address).second) {
-      members.push_back({&target.address, TargetRails(target)});
+      members.push_back({&target.address, membership.Of(target)});
     }
   }
   return members;
-}
-
-std::set<std::string> UniqueRails(const std::vector<std::string>& rails) {
-  return {rails.begin(), rails.end()};
 }
 
 // The hash seed of one rail's ring in one epoch. The epoch is hashed as explicit little-endian
@@ -83,7 +104,8 @@ struct RingDistance {
 // candidate enters only when it is nearer than the farthest kept (for hashed keys that happens
 // O(count log n) times), so the pass costs O(n).
 std::vector<PlannedPair> SuccessorsOn(const std::vector<Member>& members, const std::string& self,
-                                      const std::string& rail, const PlanOptions& options) {
+                                      const std::string& rail, std::size_t rail_index,
+                                      const PlanOptions& options) {
   const std::uint64_t seed = RingSeed(options, rail);
   const RingPosition self_position = PositionOf(self, seed);
   const std::size_t count = options.peers_per_rail;
@@ -91,7 +113,7 @@ std::vector<PlannedPair> SuccessorsOn(const std::vector<Member>& members, const 
   std::vector<RingDistance> nearest;
   nearest.reserve(count + 1);
   for (const auto& member : members) {
-    if (*member.address == self || !member.On(rail)) continue;
+    if (!member.On(rail_index) || *member.address == self) continue;
     const RingPosition position = PositionOf(*member.address, seed);
     const RingDistance distance{position < self_position, position};
     if (nearest.size() == count && !(distance < nearest.back())) continue;
@@ -122,16 +144,18 @@ std::uint64_t EpochAt(base::WallTime now, std::chrono::seconds epoch_length) {
 std::vector<PlannedPair> PlanForHost(const std::vector<Target>& targets, const std::string& self,
                                      const std::vector<std::string>& self_rails,
                                      const PlanOptions& options) {
-  const std::vector<Member> members = UniqueMembers(targets);
+  RailMembership membership(self_rails);
+  const std::vector<Member> members = UniqueMembers(targets, membership);
   const auto self_member = std::find_if(members.begin(), members.end(),
                                         [&](const Member& m) { return *m.address == self; });
   if (self_member == members.end()) return {};
   std::vector<PlannedPair> plan;
-  for (const auto& rail : UniqueRails(self_rails)) {
+  const auto& rails = membership.rails();
+  for (std::size_t rail = 0; rail < rails.size(); ++rail) {
     // A rail self's target does not list: the others leave self off that ring, so self probes
     // nobody over it either.
     if (!self_member->On(rail)) continue;
-    auto pairs = SuccessorsOn(members, self, rail, options);
+    auto pairs = SuccessorsOn(members, self, rails[rail], rail, options);
     plan.insert(plan.end(), pairs.begin(), pairs.end());
   }
   std::sort(plan.begin(), plan.end(), ByRailThenPeer);
@@ -141,15 +165,17 @@ std::vector<PlannedPair> PlanForHost(const std::vector<Target>& targets, const s
 std::map<std::string, std::vector<PlannedPair>> PlanForFleet(const std::vector<Target>& targets,
                                                              const std::vector<std::string>& rails,
                                                              const PlanOptions& options) {
-  const std::vector<Member> members = UniqueMembers(targets);
+  RailMembership membership(rails);
+  const std::vector<Member> members = UniqueMembers(targets, membership);
   std::vector<std::vector<PlannedPair>> plans(members.size());  // by index into members
   std::vector<std::pair<RingPosition, std::size_t>> ring;       // and the member's index
   ring.reserve(members.size());
-  for (const auto& rail : UniqueRails(rails)) {
+  for (std::size_t rail_index = 0; rail_index < membership.rails().size(); ++rail_index) {
+    const std::string& rail = membership.rails()[rail_index];
     const std::uint64_t seed = RingSeed(options, rail);
     ring.clear();
     for (std::size_t i = 0; i < members.size(); ++i) {
-      if (members[i].On(rail)) ring.emplace_back(PositionOf(*members[i].address, seed), i);
+      if (members[i].On(rail_index)) ring.emplace_back(PositionOf(*members[i].address, seed), i);
     }
     std::sort(ring.begin(), ring.end(),
               [](const auto& a, const auto& b) { return a.first < b.first; });
