@@ -10,7 +10,9 @@ tests/e2e/dashboards_test.py fails when the files and the generator disagree.
 
 Every query selects with `instance=~"$instance"` (and `rail=~"$rail"` where it has rails) and
 reads only the metrics rail_exporter exports and the recording rules of
-deploy/prometheus/rail_rules.yml. Only the standard library.
+deploy/prometheus/rail_rules.yml; the fleet records (fleet_peer_rail:*, fleet_rail:*, fleet:*)
+aggregate across hosts, have no instance label and are selected by rail only. Only the standard
+library.
 """
 
 import argparse
@@ -21,6 +23,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
+from generator.fleet import fleet  # noqa: E402
 from generator.host import host_overview  # noqa: E402
 from generator.probes import probes  # noqa: E402
 from generator.tcp_bond import tcp_bond  # noqa: E402
@@ -31,6 +34,7 @@ DASHBOARDS = {
     "rail-traffic.json": traffic,
     "rail-probes.json": probes,
     "rail-tcp-bond.json": tcp_bond,
+    "rail-fleet.json": fleet,
 }
 
 

@@ -140,6 +140,22 @@ def table(title, description, tgts, transformations, overrides, sort_by=None):
     return panel
 
 
+def matrix(title, description, expr, rows, columns, unit, steps, mappings=None):
+    """A table with a row per value of the label `rows` and a column per value of `columns`,
+    each cell expr's instant value coloured by the threshold steps (or mappings)."""
+    panel = table(
+        title, description, [target("A", expr, instant=True, fmt="table")],
+        [{"id": "groupingToMatrix", "options": {"columnField": columns, "rowField": rows,
+                                                "valueField": "Value"}}],
+        [], sort_by="%s\\%s" % (rows, columns))
+    defaults = panel["fieldConfig"]["defaults"]
+    defaults["custom"]["cellOptions"] = {"type": "color-background", "mode": "basic"}
+    defaults["thresholds"] = thresholds(*steps)
+    defaults["mappings"] = mappings or []
+    defaults["unit"] = unit
+    return panel
+
+
 def stat(title, description, tgts, unit="none", steps=("green",), mappings=None):
     return {
         "type": "stat", "title": title, "description": description, "datasource": DS,

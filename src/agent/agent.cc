@@ -1,11 +1,16 @@
 #include "rail/agent/agent.h"
 
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <iterator>
 #include <map>
 #include <regex>
+#include <set>
+#include <tuple>
 
+#include "rail/agent/fleet_probing.h"
 #include "rail/agent/probe_wiring.h"
 #include "rail/agent/probing.h"
 #include "rail/base/build_info.h"
@@ -88,6 +93,14 @@ std::vector<peer::Network> AllowedNetworks(const std::vector<std::string>& texts
   return networks;
 }
 
+// responder.name, else the host name: what this agent calls itself in its welcome.
+std::string OwnName(const ResponderConfig& config) {
+  if (!config.name.empty()) return config.name;
+  char name[256] = {};
+  if (gethostname(name, sizeof(name) - 1) != 0) return {};
+  return name;
+}
+
 }  // namespace
 
 std::function<bool(const std::string&)> MakeDeviceFilter(const std::string& include,
@@ -132,6 +145,7 @@ Agent::Agent(const AgentOptions& options) : options_(options) {
 }
 
 Agent::~Agent() {
+  if (fleet_) fleet_->Stop();
   if (runner_) runner_->Stop();
   if (responder_) responder_->Stop();
 }
@@ -150,7 +164,7 @@ void Agent::StartProbing() {
   WorkerSettings worker{options_.probe_worker_path, options_.sysfs_root, options_.log_level,
                         options_.log_format, options_.cuda_library};
   const bool responds = !config_.responder.listen_address.empty();
-  if (responds || !config_.probes.empty()) {
+  if (responds || !config_.probes.empty() || config_.fleet) {
     probing_ = std::make_unique<ProbeWiring>(
         *sys_, LocalProbeRails(*sys_, config_, device_filter_),
         LoadSecret(config_.responder.secret_file, "responder.secret_file"), *clock_, 4096,
@@ -190,6 +204,10 @@ void Agent::StartCollectors() {
     if (!probing_ || probing_->worker() == nullptr) return std::nullopt;
     return probing_->worker()->Status().capabilities;
   };
+  sources.fleet = [this]() -> std::optional<fleet::FleetStatus> {
+    if (!fleet_) return std::nullopt;
+    return fleet_->Status();
+  };
   sources.probe_worker = [this]() -> std::optional<probe::WorkerStatus> {
     if (!probing_ || probing_->worker() == nullptr) return std::nullopt;
     return probing_->worker()->Status();
@@ -210,6 +228,7 @@ void Agent::StartResponder() {
   options.insecure = config.insecure || options_.peer_insecure;
   options.versions = probing_->Versions();
   options.rail_mtus = [this] { return RailMtus(*sys_, probing_->rails()); };
+  options.name = OwnName(config);
   options.limits = config.limits;
   options.allowed_networks = AllowedNetworks(config.allowed_networks);
   options.clock = clock_.get();
@@ -229,24 +248,102 @@ void Agent::StartResponder() {
 }
 
 void Agent::StartProbes() {
-  if (config_.probes.empty()) return;
-  if (config_.responder.listen_address.empty()) {
-    // Probes need a secret, which lives in the responder section; the peers probe us back.
-    spdlog::info(
-        "probes configured without a responder section: this agent will not answer its peers' "
-        "probes");
+  if (!config_.probes.empty()) {
+    if (config_.responder.listen_address.empty()) {
+      // Probes need a secret, which lives in the responder section; the peers probe us back.
+      spdlog::info(
+          "probes configured without a responder section: this agent will not answer its "
+          "peers' probes");
+    }
+    if (!probing_->secret() && !(config_.responder.insecure || options_.peer_insecure)) {
+      throw AgentError("probes need responder.secret_file (or --peer.insecure) to reach peers");
+    }
   }
-  auto plan = PlanProbes(config_, probing_->rails());
-  if (!probing_->secret() && !(config_.responder.insecure || options_.peer_insecure)) {
-    throw AgentError("probes need responder.secret_file (or --peer.insecure) to reach peers");
+  if (config_.fleet) CheckFleetBudget();
+  ApplyPlan({});
+  if (config_.fleet) StartFleet();
+}
+
+// The largest plan the fleet can give (k peers on every rail) must fit the series budget and the
+// scheduler's, so that no later plan can be refused.
+void Agent::CheckFleetBudget() const {
+  const auto& fleet = *config_.fleet;
+  const auto& rails = probing_->rails();
+  const auto series = MaxFleetProbeSeries(config_, rails);
+  if (series > fleet.max_probe_series) {
+    throw AgentError("fleet: the plan can make " + std::to_string(series) +
+                     " per-peer probe series, more than fleet.max_probe_series (" +
+                     std::to_string(fleet.max_probe_series) +
+                     "): lower fleet.peers_per_rail or the probes' message sizes");
   }
+  std::vector<fleet::PlannedPair> fullest;
+  for (const auto& rail : rails) {
+    for (unsigned i = 0; i < fleet.peers_per_rail; ++i) {
+      fullest.push_back({"planned-peer-" + std::to_string(i) + ":1", rail.name});
+    }
+  }
+  std::vector<schedule::ProbeJob> jobs;
+  for (auto& planned : PlanProbes(config_, rails)) jobs.push_back(std::move(planned.job));
+  for (auto& planned : PlanFleetProbes(config_, rails, fullest)) {
+    jobs.push_back(std::move(planned.job));
+  }
+  if (const auto error = schedule::ValidateJobs(jobs, config_.budget)) {
+    throw AgentError("probes: with fleet.peers_per_rail " + std::to_string(fleet.peers_per_rail) +
+                     " peers on every rail: " + *error);
+  }
+}
+
+void Agent::StartFleet() {
+  std::vector<std::string> rails;
+  for (const auto& rail : probing_->rails()) rails.push_back(rail.name);
+  const auto peer_names = [this] {
+    std::map<std::string, std::string> names;
+    for (const auto& state : results_->Snapshot()) {
+      if (!state.last.peer_name.empty()) names[state.key.peer] = state.last.peer_name;
+    }
+    return names;
+  };
+  fleet_ = std::make_unique<FleetProbing>(
+      *config_.fleet, MakeDiscoverySources(*config_.fleet), std::move(rails),
+      FleetProbing::Identity{ResponderPort(), OwnName(config_.responder)}, *clock_, peer_names,
+      [this](const std::vector<fleet::PlannedPair>& pairs) {
+        try {
+          ApplyPlan(pairs);
+        } catch (const std::exception& error) {
+          spdlog::error("fleet: the new plan could not be scheduled: {}", error.what());
+        }
+      });
+  fleet_->Start();
+}
+
+void Agent::ApplyPlan(const std::vector<fleet::PlannedPair>& pairs) {
+  auto plan = PlanProbes(config_, probing_ ? probing_->rails() : std::vector<probe::ProbeRail>{});
+  if (config_.fleet) {
+    auto fleet = PlanFleetProbes(config_, probing_->rails(), pairs);
+    std::move(fleet.begin(), fleet.end(), std::back_inserter(plan));
+  }
+  std::set<std::tuple<std::string, std::string, std::string>> planned;  // kind, peer, rail
+  for (const auto& probe : plan) {
+    planned.emplace(probe.job.kind, probe.job.peer, probe::RailLabel(probe.job.rails));
+  }
+  std::lock_guard lock(runner_mutex_);
+  if (runner_) runner_->Stop();
+  runner_.reset();
+  results_->Retain(
+      [&planned](const std::string& kind, const std::string& peer, const std::string& rail) {
+        return planned.contains({kind, peer, rail});
+      });
+  if (plan.empty()) return;
   const auto jobs = plan.size();
   schedule::SchedulerOptions schedule;
   schedule.budget = config_.budget;
   schedule.bulk_concurrency = config_.bulk_concurrency;
   runner_ = std::make_unique<ProbeRunner>(std::move(plan), schedule, probing_->Context(),
                                           probing_->Probes(), *results_);
-  if (std::string error; !runner_->Start(&error)) throw AgentError("probes: " + error);
+  if (std::string error; !runner_->Start(&error)) {
+    runner_.reset();
+    throw AgentError("probes: " + error);
+  }
   spdlog::info("scheduled {} probe job(s) over {} rail(s)", jobs, probing_->rails().size());
 }
 

@@ -11,6 +11,7 @@
 #include "agent/config_yaml.h"
 #include "rail/peer/allow_list.h"
 #include "rail/peer/connection.h"
+#include "rail/peer/session_messages.h"
 
 namespace rail::agent {
 namespace {
@@ -104,7 +105,8 @@ void ParseResponderLimits(const YAML::Node& limits, const std::string& source, p
   RejectUnknownKeys(limits,
                     {"max_frame_bytes", "max_concurrent_sessions", "max_connections_per_ip",
                      "max_bytes_per_probe", "max_seconds_per_probe", "probes_per_minute_per_peer",
-                     "probe_burst_per_peer"},
+                     "probe_burst_per_peer", "max_served_bulk_time_fraction_per_rail",
+                     "max_served_bytes_per_hour"},
                     source, prefix);
   // Each limit is read into the field of its own type, under its own key.
   const auto read = [&](const char* key, auto& field) {
@@ -119,14 +121,19 @@ void ParseResponderLimits(const YAML::Node& limits, const std::string& source, p
   read("max_seconds_per_probe", out.max_seconds_per_probe);
   read("probes_per_minute_per_peer", out.probes_per_minute_per_peer);
   read("probe_burst_per_peer", out.probe_burst_per_peer);
+  read("max_served_bulk_time_fraction_per_rail", out.max_served_bulk_time_fraction_per_rail);
+  read("max_served_bytes_per_hour", out.max_served_bytes_per_hour);
+  if (out.max_served_bulk_time_fraction_per_rail > 1) {
+    Fail(source, prefix + "max_served_bulk_time_fraction_per_rail", "at most 1 (all of the hour)");
+  }
 }
 
 void ParseResponder(const YAML::Node& node, const std::string& source, ResponderConfig& out) {
   if (!node.IsMap()) Fail(source, "responder", "expected a mapping");
   out.listen_address = ":" + std::to_string(peer::kDefaultResponderPort);
-  RejectUnknownKeys(node,
-                    {"listen_address", "secret_file", "insecure", "limits", "allowed_networks"},
-                    source, "responder.");
+  RejectUnknownKeys(
+      node, {"listen_address", "secret_file", "insecure", "limits", "allowed_networks", "name"},
+      source, "responder.");
   if (node["listen_address"]) {
     out.listen_address = Scalar<std::string>(node["listen_address"], source,
                                              "responder.listen_address", "host:port");
@@ -140,6 +147,12 @@ void ParseResponder(const YAML::Node& node, const std::string& source, Responder
   }
   if (node["allowed_networks"]) {
     out.allowed_networks = AllowedNetworks(node["allowed_networks"], source);
+  }
+  if (node["name"]) {
+    out.name = Scalar<std::string>(node["name"], source, "responder.name", "a name");
+    if (out.name.empty() || out.name.size() > peer::kMaxAgentNameBytes) {
+      Fail(source, "responder.name", "must be 1 to 255 bytes");
+    }
   }
   if (const auto limits = node["limits"]) ParseResponderLimits(limits, source, out.limits);
 }
@@ -254,7 +267,10 @@ void CheckReferences(const AgentConfig& config, const std::string& source) {
   for (std::size_t i = 0; i < config.probes.size(); ++i) {
     const auto& probe = config.probes[i];
     const std::string key = "probes[" + std::to_string(i) + "]";
-    if (config.peers.empty()) Fail(source, key, "needs at least one entry under peers");
+    // With a fleet, an entry naming no peers follows the plan.
+    if (config.peers.empty() && !(config.fleet && probe.peers.empty())) {
+      Fail(source, key, "needs at least one entry under peers (or a fleet section)");
+    }
     for (const auto& peer : probe.peers) {
       if (!peers.contains(peer)) Fail(source, key + ".peers", "unknown peer '" + peer + "'");
     }
@@ -280,7 +296,7 @@ AgentConfig ParseConfig(std::string_view yaml_text, const std::string& source) {
   if (root.IsNull()) return config;  // an empty file is an empty configuration
   if (!root.IsMap()) Fail(source, "(top level)", "expected a mapping");
   RejectUnknownKeys(root,
-                    {"rails", "discover_rails", "responder", "peers", "probes", "budget",
+                    {"rails", "discover_rails", "responder", "peers", "fleet", "probes", "budget",
                      "bulk_concurrency", "health"},
                     source, "");
 
@@ -290,6 +306,7 @@ AgentConfig ParseConfig(std::string_view yaml_text, const std::string& source) {
   if (const auto rails = root["rails"]) config.rails = ParseRails(rails, source);
   if (const auto responder = root["responder"]) ParseResponder(responder, source, config.responder);
   if (const auto peers = root["peers"]) config.peers = ParsePeers(peers, source);
+  if (const auto fleet = root["fleet"]) config.fleet = detail::ParseFleet(fleet, source);
   if (const auto probes = root["probes"]) config.probes = detail::ParseProbes(probes, source);
   if (const auto budget = root["budget"]) ParseBudget(budget, source, config.budget);
   if (const auto bulk = root["bulk_concurrency"]) {

@@ -10,7 +10,6 @@
 
 namespace rail::agent {
 namespace detail {
-namespace {
 
 std::chrono::milliseconds DurationValue(const YAML::Node& node, const std::string& source,
                                         const std::string& key) {
@@ -22,6 +21,8 @@ std::chrono::milliseconds DurationValue(const YAML::Node& node, const std::strin
   }
   return *duration;
 }
+
+namespace {
 
 std::string ProbeKind(const YAML::Node& probe, const std::string& source, const std::string& key) {
   if (!probe["kind"]) Fail(source, key + ".kind", "missing");

@@ -4,6 +4,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <chrono>
 #include <set>
 #include <string>
 #include <vector>
@@ -60,7 +61,13 @@ inline std::vector<std::string> StringList(const YAML::Node& node, const std::st
   return values;
 }
 
+// A positive duration ("500ms", "2s", "5m", "1h").
+std::chrono::milliseconds DurationValue(const YAML::Node& node, const std::string& source,
+                                        const std::string& key);
+
 // The probes[] section (config_probes.cc).
 std::vector<ProbeConfig> ParseProbes(const YAML::Node& node, const std::string& source);
+// The fleet section (config_fleet.cc).
+FleetConfig ParseFleet(const YAML::Node& node, const std::string& source);
 
 }  // namespace rail::agent::detail

@@ -46,6 +46,7 @@ nlohmann::json ToJson(const probe::ProbeResult& result) {
       {"local_cpu_seconds", result.local_cpu_seconds},
       {"peer_agent_version", result.peer_agent_version},
       {"peer_ucx_version", result.peer_ucx_version},
+      {"peer_name", result.peer_name},
       {"fallback_rails", result.fallback_rails},
   };
   if (!result.success) {

@@ -115,6 +115,11 @@ std::optional<std::chrono::milliseconds> ProbeRunner::FileResults(
       continue;
     }
     *bytes += result.bytes;
+    if (!result.success && cancel_) {
+      // Stopped by the agent (shutting down, or a new fleet plan): says nothing about the rail.
+      spdlog::debug("probe {} cancelled: {}", name, result.error_message);
+      continue;
+    }
     if (!result.success) {
       spdlog::warn("probe {} failed: {}: {}", name, result.error_reason, result.error_message);
     }

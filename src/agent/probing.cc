@@ -96,6 +96,10 @@ std::vector<probe::ProbeRail> EntryRails(const ProbeConfig& entry, const std::st
   return selected;
 }
 
+bool FollowsPlan(const AgentConfig& config, const ProbeConfig& entry) {
+  return config.fleet && entry.peers.empty();
+}
+
 bool ProbesPeer(const ProbeConfig& entry, const PeerConfig& peer) {
   return entry.peers.empty() ||
          std::find(entry.peers.begin(), entry.peers.end(), peer.name) != entry.peers.end();
@@ -147,6 +151,7 @@ std::vector<PlannedProbe> PlanProbes(const AgentConfig& config,
   for (std::size_t i = 0; i < config.probes.size(); ++i) {
     const auto& entry = config.probes[i];
     const std::string key = "probes[" + std::to_string(i) + "]";
+    if (FollowsPlan(config, entry)) continue;
     const auto kind = *probe::ParseProbeKind(entry.kind);
     const auto selected = EntryRails(entry, key, rails);
     if (probe::IsMultiRail(kind) && selected.size() < 2) {
@@ -160,6 +165,47 @@ std::vector<PlannedProbe> PlanProbes(const AgentConfig& config,
     }
   }
   return plan;
+}
+
+std::vector<PlannedProbe> PlanFleetProbes(const AgentConfig& config,
+                                          const std::vector<probe::ProbeRail>& rails,
+                                          const std::vector<fleet::PlannedPair>& pairs) {
+  std::vector<PlannedProbe> plan;
+  for (std::size_t i = 0; i < config.probes.size(); ++i) {
+    const auto& entry = config.probes[i];
+    if (!FollowsPlan(config, entry)) continue;
+    const auto kind = *probe::ParseProbeKind(entry.kind);
+    const auto selected = EntryRails(entry, "probes[" + std::to_string(i) + "]", rails);
+    for (const auto& pair : pairs) {
+      const PeerConfig peer{pair.peer, pair.peer};
+      if (probe::IsMultiRail(kind)) {
+        if (pair.rail == selected.front().name)
+          plan.push_back(PlanJob(entry, kind, peer, selected));
+        continue;
+      }
+      for (const auto& rail : selected) {
+        if (rail.name == pair.rail) plan.push_back(PlanJob(entry, kind, peer, {rail}));
+      }
+    }
+  }
+  return plan;
+}
+
+std::size_t MaxFleetProbeSeries(const AgentConfig& config,
+                                const std::vector<probe::ProbeRail>& rails) {
+  if (!config.fleet) return 0;
+  std::size_t series = 0;
+  for (std::size_t i = 0; i < config.probes.size(); ++i) {
+    const auto& entry = config.probes[i];
+    if (!FollowsPlan(config, entry)) continue;
+    const auto kind = *probe::ParseProbeKind(entry.kind);
+    const auto selected = EntryRails(entry, "probes[" + std::to_string(i) + "]", rails);
+    const auto sizes = entry.message_sizes_bytes.empty() ? DefaultMessageSizes(kind).size()
+                                                         : entry.message_sizes_bytes.size();
+    const auto rail_runs = probe::IsMultiRail(kind) ? 1 : selected.size();
+    series += config.fleet->peers_per_rail * rail_runs * sizes;
+  }
+  return series;
 }
 
 std::vector<probe::ProbeResult> RunProbeSizes(probe::Probe& probe, const probe::ProbeParams& params,

@@ -13,7 +13,7 @@ constexpr Factory kFactories[] = {
     MakeRailsCollector,      MakeNetclassCollector,   MakeNetdevCollector,
     MakeBondingCollector,    MakePcieCollector,       MakeExporterCollector,
     MakeProbeCollector,      MakeResponderCollector,  MakeProbeWorkerCollector,
-    MakeGpuDirectCollector,  MakeHealthCollector,
+    MakeGpuDirectCollector,  MakeHealthCollector,     MakeFleetCollector,
 };
 
 }  // namespace

@@ -22,5 +22,6 @@ std::unique_ptr<Collector> MakeResponderCollector();
 std::unique_ptr<Collector> MakeProbeWorkerCollector();
 std::unique_ptr<Collector> MakeGpuDirectCollector();
 std::unique_ptr<Collector> MakeHealthCollector();
+std::unique_ptr<Collector> MakeFleetCollector();
 
 }  // namespace rail::collectors

@@ -43,7 +43,7 @@ class ResponderCollector final : public Collector {
     auto errors = detail::Counter(
         "rail_responder_errors_total",
         "Peers refused or sessions failed, by reason (auth, replay, limit, rate, malformed, "
-        "oversized, version, timeout, busy, ...).");
+        "oversized, version, timeout, busy, budget, ...).");
     for (const auto& [reason, count] : stats.errors_by_reason) {
       errors.Add({{"reason", reason}}, static_cast<double>(count));
     }

@@ -43,7 +43,11 @@ class Channel {
     ares_options options{};
     options.timeout = static_cast<int>(std::max<milliseconds::rep>(1, config.timeout.count() / 3));
     options.tries = kTries;
-    int status = ares_init_options(&channel_, &options, ARES_OPT_TIMEOUTMS | ARES_OPT_TRIES);
+    int mask = ARES_OPT_TIMEOUTMS | ARES_OPT_TRIES;
+    // resolv.conf's search domains belong to resolv.conf's servers: with a server of its own, a
+    // name is asked as written.
+    if (!config.server.empty()) mask |= ARES_OPT_DOMAINS;  // options.ndomains = 0: none
+    int status = ares_init_options(&channel_, &options, mask);
     if (status != ARES_SUCCESS) {
       channel_ = nullptr;
       return std::string("resolver setup failed: ") + ares_strerror(status);
@@ -209,7 +213,8 @@ class DnsSource final : public Source {
     }
     for (const auto& name : config_.names) {
       ++lookups.pending;
-      // Searched as resolv.conf says (ndots, search domains), as a pod's own lookups are.
+      // Without a server of its own, searched as resolv.conf says (ndots, search domains), as a
+      // pod's own lookups are.
       ares_search(channel.get(), name.c_str(), ns_c_in, QueryType(config_.type), OnAnswer,
                   new Query{&lookups, name});
     }

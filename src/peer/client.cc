@@ -107,6 +107,7 @@ bool PeerClient::AwaitWelcome(Deadline deadline, bool expect_authenticated, NetE
   }
   peer_versions_ = welcome.versions;
   peer_rail_mtus_ = std::move(welcome.rail_mtus);
+  peer_name_ = std::move(welcome.name);
   authenticated_ = welcome.authenticated;
   return true;
 }

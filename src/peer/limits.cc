@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "rail/peer/served_budget.h"
+
 namespace rail::peer {
 
 namespace {
@@ -17,6 +19,28 @@ std::string FormatNumber(double value) {
 
 bool PositiveFinite(double value) {
   return std::isfinite(value) && value > 0;
+}
+
+// Every probe the other limits admit must fit in an empty budget, or it would be refused busy
+// forever.
+std::optional<std::string> ValidateServedBudget(const Limits& limits) {
+  const double fraction = limits.max_served_bulk_time_fraction_per_rail;
+  if (!PositiveFinite(fraction) || fraction > 1) {
+    return "limits.max_served_bulk_time_fraction_per_rail must be above 0 and at most 1";
+  }
+  const double budget_seconds =
+      fraction * std::chrono::duration<double>(kServedBudgetWindow).count();
+  if (budget_seconds < limits.max_seconds_per_probe) {
+    return "limits.max_served_bulk_time_fraction_per_rail gives a rail " +
+           FormatNumber(budget_seconds) + " s of bulk probes an hour, less than one probe of " +
+           "limits.max_seconds_per_probe (" + FormatNumber(limits.max_seconds_per_probe) + " s)";
+  }
+  if (limits.max_served_bytes_per_hour < limits.max_bytes_per_probe) {
+    return "limits.max_served_bytes_per_hour (" + std::to_string(limits.max_served_bytes_per_hour) +
+           ") is less than one probe of limits.max_bytes_per_probe (" +
+           std::to_string(limits.max_bytes_per_probe) + ")";
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -39,7 +63,7 @@ std::optional<std::string> ValidateLimits(const Limits& limits) {
     return "limits.probes_per_minute_per_peer must be a positive number";
   }
   if (limits.probe_burst_per_peer < 1) return "limits.probe_burst_per_peer must be at least 1";
-  return std::nullopt;
+  return ValidateServedBudget(limits);
 }
 
 std::optional<std::string> CheckProbeSetup(const Limits& limits, const ProbeSetup& setup) {

@@ -116,7 +116,9 @@ struct Responder::Impl {
         allow_list(options.allowed_networks),
         slots(options.limits.max_concurrent_sessions, options.limits.max_connections_per_ip),
         stats(options.max_tracked_peers),
-        bulk_gate(*clock, options.limits.bulk_concurrency, options.limits.bulk_retry_grace) {}
+        bulk_gate(*clock, options.limits.bulk_concurrency, options.limits.bulk_retry_grace),
+        served_budget(*clock, options.limits.max_served_bulk_time_fraction_per_rail,
+                      options.limits.max_served_bytes_per_hour) {}
 
   void AcceptLoop();
   void AcceptPending();
@@ -133,6 +135,7 @@ struct Responder::Impl {
   SessionSlots slots;
   detail::StatsRecorder stats;
   BulkGate bulk_gate;
+  ServedBudget served_budget;
 
   UniqueFd listen_fd;
   UniqueFd stop_fd;  // eventfd, readable for good once Stop() signals it
@@ -279,7 +282,7 @@ bool Responder::Start(std::string* error) {
   }
   impl_->context = std::make_unique<detail::SessionContext>(detail::SessionContext{
       impl_->options, impl_->factory, impl_->replay_cache, impl_->rate_limiter, impl_->stats,
-      impl_->bulk_gate, impl_->stop_fd.get()});
+      impl_->bulk_gate, impl_->served_budget, impl_->stop_fd.get()});
   impl_->accept_thread = std::thread([impl = impl_.get()] { impl->AcceptLoop(); });
   spdlog::info(
       "responder: listening on {}",

@@ -71,11 +71,18 @@ class Session {
   // Counts `reason` and tells the peer, unless the peer is gone or we are shutting down.
   void Refuse(const std::string& reason, const std::string& message,
               std::optional<std::uint64_t> retry_after_ms = std::nullopt) {
-    context_.stats.Error(reason);
-    spdlog::debug("responder: refusing peer {} ({}): {}", peer_address_, reason, message);
-    if (reason == "closed" || reason == "io") return;
+    RefuseCountedAs(reason, reason, message, retry_after_ms);
+  }
+
+  // Counts the refusal as `counted` but tells the peer `sent`: a refusal the peer must treat as
+  // one it knows (a spent budget is `busy` to the initiator) while our counters tell them apart.
+  void RefuseCountedAs(const std::string& counted, const std::string& sent,
+                       const std::string& message, std::optional<std::uint64_t> retry_after_ms) {
+    context_.stats.Error(counted);
+    spdlog::debug("responder: refusing peer {} ({}): {}", peer_address_, counted, message);
+    if (sent == "closed" || sent == "io") return;
     NetError ignored;
-    connection_.Send(ToJson(ErrorReply{reason, message, retry_after_ms}),
+    connection_.Send(ToJson(ErrorReply{sent, message, retry_after_ms}),
                      Clock::now() + kErrorReplyWait, &ignored);
   }
 
@@ -177,7 +184,7 @@ class Session {
 
   bool SendWelcome(Deadline deadline) {
     NetError error;
-    Welcome welcome{context_.options.versions, authenticated_, {}};
+    Welcome welcome{context_.options.versions, authenticated_, {}, context_.options.name};
     if (context_.options.rail_mtus) welcome.rail_mtus = context_.options.rail_mtus();
     if (!connection_.Send(ToJson(welcome), deadline, &error)) {
       Refuse(error.reason, error.message);
@@ -192,6 +199,8 @@ class Session {
     if (!AdmitProbe(message, &setup)) return false;
     std::optional<BulkGate::Pass> bulk_pass;  // held until this probe ends
     if (!AdmitBulk(setup, &bulk_pass)) return false;
+    std::optional<std::uint64_t> budget_ticket;  // a bulk probe's charge, settled once it ended
+    if (!WithinServedBudget(setup, &budget_ticket)) return false;
     json reply_fields = json::object();
     const std::unique_ptr<ProbeSessionHandler> handler = SetUpHandler(setup, &reply_fields);
     if (handler == nullptr) return false;
@@ -201,11 +210,19 @@ class Session {
       Refuse(net_error.reason, net_error.message);
       return false;
     }
-    if (!ServeUntilDone(*handler, setup, bulk_pass)) return false;
+    json measured;
+    if (!ServeUntilDone(*handler, setup, bulk_pass, &measured)) return false;
     // The transfer is over: the gate is free before the initiator reads the report, so that a
     // peer that goes on with another bulk probe finds it free.
     bulk_pass.reset();
-    return SendReport(*handler);
+    json report;
+    if (!SendReport(*handler, &report)) return false;
+    if (budget_ticket) {
+      if (const auto moved = BytesMoved(measured, report)) {
+        context_.served_budget.Settle(*budget_ticket, *moved);
+      }
+    }
+    return true;
   }
 
   // A well-formed probe_setup within this peer's rate and the responder's limits.
@@ -259,6 +276,25 @@ class Session {
     return false;
   }
 
+  // A bulk probe past this responder's served-bulk budget (served_budget.h) is answered `busy`
+  // with the time until it fits, so that the initiator retries, and counted as "budget".
+  bool WithinServedBudget(const ProbeSetup& setup, std::optional<std::uint64_t>* ticket) {
+    const auto& is_bulk = context_.options.is_bulk_kind;
+    if (!is_bulk || !is_bulk(setup.kind)) return true;
+    const BudgetDecision decision = context_.served_budget.TryAdmit(ServedProbeOf(setup));
+    if (decision.allowed) {
+      *ticket = decision.ticket;
+      return true;
+    }
+    const auto retry_ms =
+        std::chrono::ceil<std::chrono::milliseconds>(decision.retry_after).count();
+    RefuseCountedAs("budget", "busy",
+                    "this responder's served-bulk budget is spent: " + decision.error +
+                        "; retry in " + std::to_string(retry_ms) + " ms",
+                    static_cast<std::uint64_t>(retry_ms));
+    return false;
+  }
+
   // The kind's handler, set up for this probe; nullptr (the peer told why) when there is none.
   std::unique_ptr<ProbeSessionHandler> SetUpHandler(const ProbeSetup& setup, json* reply_fields) {
     std::string reason;
@@ -282,8 +318,9 @@ class Session {
   }
 
   // Serves the probe until the peer says probe_done (or its time and grace are up).
+  // `measured` gets what the initiator says it measured.
   bool ServeUntilDone(ProbeSessionHandler& handler, const ProbeSetup& setup,
-                      std::optional<BulkGate::Pass>& bulk_pass) {
+                      std::optional<BulkGate::Pass>& bulk_pass, json* measured) {
     const auto probe_time = std::chrono::duration_cast<Clock::duration>(
         std::chrono::duration<double>(setup.duration_seconds));
     std::optional<json> done;
@@ -298,11 +335,14 @@ class Session {
       Refuse("protocol", "expected probe_done, got \"" + MessageType(*done) + "\"");
       return false;
     }
+    ProbeDone probe_done;
+    std::string ignored;
+    if (FromJson(*done, &probe_done, &ignored)) *measured = std::move(probe_done.measured);
     return true;
   }
 
-  bool SendReport(ProbeSessionHandler& handler) {
-    json report;
+  bool SendReport(ProbeSessionHandler& handler, json* sent) {
+    json& report = *sent;
     try {
       report = handler.Report();
     } catch (const std::exception& e) {
@@ -327,52 +367,6 @@ class Session {
 };
 
 }  // namespace
-
-void StatsRecorder::ConnectionAccepted() {
-  const std::lock_guard lock(mutex_);
-  ++stats_.connections_total;
-}
-
-void StatsRecorder::SessionStarted(const std::string& address, const AgentVersions& versions,
-                                   bool authenticated) {
-  const std::lock_guard lock(mutex_);
-  ++stats_.sessions_total;
-  auto& peers = stats_.peers;
-  if (!peers.contains(address) && peers.size() >= max_tracked_peers_ && !peers.empty()) {
-    const auto oldest = std::min_element(
-        peers.begin(), peers.end(),
-        [](const auto& a, const auto& b) { return a.second.last_seen < b.second.last_seen; });
-    peers.erase(oldest);
-  }
-  PeerInfo& peer = peers[address];
-  peer.address = address;
-  peer.versions = versions;
-  peer.authenticated = authenticated;
-  ++peer.sessions;
-  peer.last_seen = std::chrono::system_clock::now();
-}
-
-void StatsRecorder::ProbeServed(const std::string& address) {
-  const std::lock_guard lock(mutex_);
-  ++stats_.probes_total;
-  const auto peer = stats_.peers.find(address);
-  if (peer != stats_.peers.end()) {
-    ++peer->second.probes;
-    peer->second.last_seen = std::chrono::system_clock::now();
-  }
-}
-
-void StatsRecorder::Error(const std::string& reason) {
-  const std::lock_guard lock(mutex_);
-  ++stats_.errors_by_reason[KnownReason(reason)];
-}
-
-ResponderStats StatsRecorder::Snapshot(std::uint64_t active_sessions) const {
-  const std::lock_guard lock(mutex_);
-  ResponderStats copy = stats_;
-  copy.active_sessions = active_sessions;
-  return copy;
-}
 
 void RunSession(const SessionContext& context, UniqueFd socket) {
   Session session(context, std::move(socket));

@@ -12,6 +12,7 @@
 #include "rail/peer/connection.h"
 #include "rail/peer/limits.h"
 #include "rail/peer/responder.h"
+#include "rail/peer/served_budget.h"
 
 namespace rail::peer::detail {
 
@@ -41,6 +42,7 @@ struct SessionContext {
   PeerRateLimiter& rate_limiter;
   StatsRecorder& stats;
   BulkGate& bulk_gate;
+  ServedBudget& served_budget;
   int stop_fd;  // readable once the responder stops
 };
 

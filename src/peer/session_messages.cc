@@ -72,6 +72,7 @@ json ToJson(const Welcome& message) {
   out["ucx_version"] = message.versions.ucx_version;
   out["authenticated"] = message.authenticated;
   if (!message.rail_mtus.empty()) out["rail_mtus"] = message.rail_mtus;
+  if (!message.name.empty()) out["name"] = message.name;
   return out;
 }
 
@@ -121,6 +122,14 @@ bool FromJson(const json& value, Welcome* message, std::string* error) {
       message->rail_mtus[rail] = mtu.get<std::uint64_t>();
     }
   }
+  message->name.clear();
+  if (const auto name = value.find("name"); name != value.end()) {
+    if (!name->is_string() || name->get_ref<const std::string&>().size() > kMaxAgentNameBytes) {
+      *error = "welcome: field \"name\": expected a string of at most 255 bytes";
+      return false;
+    }
+    message->name = name->get<std::string>();
+  }
   return true;
 }
 
@@ -141,11 +150,11 @@ bool FromJson(const json& value, ProbeReport* message, std::string* error) {
 }
 
 std::string KnownReason(std::string_view reason) {
-  static constexpr std::array<std::string_view, 25> kKnown = {
+  static constexpr std::array<std::string_view, 26> kKnown = {
       "auth",        "replay",       "limit",       "rate",   "timeout",  "malformed", "oversized",
       "version",     "unknown_kind", "protocol",    "closed", "shutdown", "internal",  "refused",
       "unreachable", "resolve",      "bind",        "io",     "setup",    "cancelled", "peer_error",
-      "listen",      "ip_limit",     "not_allowed", "busy"};
+      "listen",      "ip_limit",     "not_allowed", "busy",   "budget"};
   for (std::string_view known : kKnown) {
     if (reason == known) return std::string(known);
   }

@@ -105,6 +105,7 @@ bool PeerProbeSession::Open(const ProbeParams& params, const ProbeContext& conte
   }
   result->peer_agent_version = client_->peer_versions().agent_version;
   result->peer_ucx_version = client_->peer_versions().ucx_version;
+  result->peer_name = client_->peer_name();
   result->peer_rail_mtus = client_->peer_rail_mtus();
   if (deadline.Cancelled()) {
     SetFailure(result, "cancelled", "probe cancelled");

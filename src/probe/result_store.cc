@@ -45,6 +45,22 @@ std::vector<SeriesState> ResultStore::Snapshot() const {
   return states;
 }
 
+void ResultStore::Retain(const std::function<bool(const std::string& kind, const std::string& peer,
+                                                  const std::string& rail)>& keep) {
+  std::lock_guard lock(mutex_);
+  std::erase_if(series_, [&keep](const auto& entry) {
+    return !keep(entry.first.kind, entry.first.peer, entry.first.rail);
+  });
+  std::erase_if(busy_, [&keep](const auto& entry) {
+    return !keep(entry.first.kind, entry.first.peer, entry.first.rail);
+  });
+}
+
+std::size_t ResultStore::SeriesCount() const {
+  std::lock_guard lock(mutex_);
+  return series_.size();
+}
+
 void ResultStore::RecordBusy(const ProbeResult& result) {
   BusyKey key{ProbeKindName(result.kind), result.peer, RailLabel(result.rails)};
   std::lock_guard lock(mutex_);

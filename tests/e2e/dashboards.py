@@ -12,8 +12,9 @@ For tests that evaluate the dashboards' queries against a real Prometheus:
 `needs` names what a query needs beyond a scraped agent and the recording rules: "rdma" (RDMA
 ports: the lab's veth rails have none), "bond", "probe" and "probe:<kind>" (results of that
 probe kind), "health" (rail_check_ok), "traffic" (bytes moving: the share rules have no series
-while a host is idle), and two that are empty on a healthy host: "probe_errors" and
-"failing_check".
+while a host is idle), "fleet" (agents with a `fleet` section: rail_fleet_*), and three that are
+empty on a healthy host: "probe_errors", "failing_check" and "sick" (fleet_rail:sick, a series
+per sick rail index only).
 
 Only the standard library.
 """
@@ -48,6 +49,12 @@ _NEEDS_BY_PREFIX = (
     ("rail_peer_", "probe"),
     ("rail:probe_", "probe"),
     ("peer:rail_probe_", "probe"),
+    ("rail_fleet_", "fleet"),
+    ("fleet_rail:sick_", "probe"),
+    ("fleet_rail:sick", "sick"),
+    ("fleet_peer_rail:", "probe"),
+    ("fleet_rail:probe_", "probe"),
+    ("fleet:", "probe"),
     ("rail_check_info", "failing_check"),
     ("rail_check_", "health"),
     ("rail:transmit_share", "traffic"),
@@ -55,7 +62,7 @@ _NEEDS_BY_PREFIX = (
 )
 # Metric names: rail_exporter's own families and the recording rules' level:metric:operation
 # names (PromQL functions and keywords are not followed by `{` and never start like these).
-_METRIC = re.compile(r"(?<![\w:.\"$])((?:rail|instance|peer)[_:][A-Za-z0-9_:]*)")
+_METRIC = re.compile(r"(?<![\w:.\"$])((?:rail|instance|peer|fleet)[_:][A-Za-z0-9_:]*)")
 _KIND_MATCHER = re.compile(r'\bkind\s*(=~|=)\s*"([^"]*)"')
 
 

@@ -194,7 +194,7 @@ class DashboardSchemaTest(unittest.TestCase):
         return self.errors[os.path.basename(self.files[(kind, name)])]
 
     def test_dashboards_found(self):
-        self.assertEqual(len(self.dashboards), 4, sorted(self.dashboards))
+        self.assertEqual(len(self.dashboards), 5, sorted(self.dashboards))
 
     def test_every_dashboard_is_a_grafana_dashboard(self):
         for name in self.dashboards:

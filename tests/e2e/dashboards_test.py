@@ -6,9 +6,11 @@
   instance and rail query variables; panel ids are unique, grid positions lie inside the 24
   columns and do not overlap; every panel and every query names the ${datasource} variable;
 * every query uses only $instance, $rail and $__rate_interval, selects every metric with
-  instance=~"$instance", reads only metrics rail_exporter exports (seen on the fixture trees, or
-  named in src/) or deploy/prometheus/rail_rules.yml records, and matches only on labels those
-  metrics have (hw counter names, probe kinds and RTT stats: values that exist);
+  instance=~"$instance" (the fleet records, which aggregate across hosts and have no instance,
+  with rail=~"$rail" where they have a rail), reads only metrics rail_exporter exports (seen on
+  the fixture trees, or named in src/) or deploy/prometheus/rail_rules.yml records, and matches
+  only on labels those metrics have (hw counter names, probe kinds and RTT stats: values that
+  exist);
 * every expression parses (`promtool check rules` on a rule file of all of them), and promtool
   rejects a broken one.
 
@@ -61,19 +63,44 @@ PROBE_AND_HEALTH_LABELS = {
     "rail_check_ok": {"check", "rail", "peer"},
     "rail_check_info": {"check", "rail", "peer", "reason"},
 }
-# The health checks' families, named here until src/ exports them (src/health, issue 4): a
-# metric of this set that src/ names is accepted from src/ like every other.
-PENDING_IN_SRC = {"rail_check_ok", "rail_check_info"}
+# Families only an agent with a `fleet` section exports (docs/metrics.md, issue 13).
+FLEET_LABELS = {
+    "rail_fleet_discovery_targets": {"source"},
+    "rail_fleet_discovery_refreshes_total": {"source"},
+    "rail_fleet_discovery_errors_total": {"source"},
+    "rail_fleet_discovery_last_success_timestamp_seconds": {"source"},
+    "rail_fleet_peers": set(),
+    "rail_fleet_self_found": set(),
+    "rail_fleet_plan_epoch": set(),
+    "rail_fleet_plan_peers": {"rail"},
+    "rail_fleet_plan_changes_total": set(),
+    "rail_fleet_probe_series": set(),
+    "rail_fleet_probe_series_budget": set(),
+    "rail_fleet_rail_throughput_median_bytes_per_second": {"kind", "rail", "memory"},
+    "rail_fleet_rail_rtt_worst_seconds": {"kind", "rail"},
+    "rail_fleet_rail_peers": {"kind", "rail", "state"},
+}
+# Families named here until src/ exports them: the health checks' (src/health, issue 4) and the
+# fleet's (src/collectors/fleet.cc, issue 13). A metric of this set that src/ names is accepted
+# from src/ like every other.
+PENDING_IN_SRC = {"rail_check_ok", "rail_check_info"} | set(FLEET_LABELS)
 RECORDED_LABELS = {  # deploy/prometheus/rail_rules.yml: what each recording rule keeps
     "rail:": {"rail"},
     "rail:probe_": _SERIES,
     "peer:rail_probe_": {"kind", "peer", "size", "streams"},
     "instance:": set(),
+    "fleet_peer_rail:": {"cluster", "kind", "peer", "rail", "size", "streams"},
+    "fleet_rail:": {"cluster", "kind", "rail", "size", "streams", "problem"},
+    "fleet:": {"cluster"},
 }
+# Records that aggregate across hosts: no instance label (job and cluster kept), so a query
+# selects them by rail, not by instance.
+ACROSS_HOSTS = ("fleet_peer_rail:", "fleet_rail:", "fleet:")
 PROBE_KINDS = {"ucx_throughput", "ucx_rtt", "multirail_capacity", "ucx_multirail_throughput",
                "tcp_throughput", "tcp_rtt"}
 RTT_STATS = {"min", "p50", "p90", "p99", "p99.9", "max"}
-_SELECTOR = re.compile(r"(?<![\w:.\"$])((?:rail|instance|peer)[_:][A-Za-z0-9_:]*)\s*(\{[^}]*\}|)")
+_SELECTOR = re.compile(r"(?<![\w:.\"$])((?:rail|instance|peer|fleet)[_:][A-Za-z0-9_:]*)"
+                       r"\s*(\{[^}]*\}|)")
 _MATCHER = re.compile(r'([A-Za-z_]\w*)\s*(=~|!~|!=|=)\s*"((?:[^"\\]|\\.)*)"')
 _FAMILY_LITERAL = re.compile(r'"(rail_[a-z0-9_]+)"')
 
@@ -126,13 +153,14 @@ class DashboardStructureTest(unittest.TestCase):
                                 text=True, timeout=RUN_TIMEOUT)
         self.assertEqual(result.returncode, 0, result.stderr)
 
-    def test_four_dashboards_with_identity(self):
-        self.assertEqual(sorted(self.dashboards), ["rail-host-overview.json", "rail-probes.json",
-                                                   "rail-tcp-bond.json", "rail-traffic.json"])
+    def test_five_dashboards_with_identity(self):
+        self.assertEqual(sorted(self.dashboards), ["rail-fleet.json", "rail-host-overview.json",
+                                                   "rail-probes.json", "rail-tcp-bond.json",
+                                                   "rail-traffic.json"])
         uids = [d["uid"] for d in self.dashboards.values()]
         titles = [d["title"] for d in self.dashboards.values()]
-        self.assertEqual(len(set(uids)), 4, uids)
-        self.assertEqual(len(set(titles)), 4, titles)
+        self.assertEqual(len(set(uids)), 5, uids)
+        self.assertEqual(len(set(titles)), 5, titles)
         for name, d in self.dashboards.items():
             with self.subTest(dashboard=name):
                 self.assertRegex(d["uid"], r"^[A-Za-z0-9_-]{8,40}$")
@@ -205,6 +233,7 @@ class DashboardStructureTest(unittest.TestCase):
         good = ('sum by (instance, rail) (rate(rail_port_hw_events_total{instance=~"$instance", '
                 'counter="np_cnp_sent"}[$__rate_interval]))')
         self.assertEqual(query_problems(good, known), [])
+        self.assertEqual(query_problems('fleet_rail:sick_peers:count{rail=~"$rail"}', known), [])
         broken = {
             "unknown metric": good.replace("rail_port_hw_events_total", "rail_port_hw_event"),
             "unknown label": good.replace('counter="', 'countr="'),
@@ -213,6 +242,10 @@ class DashboardStructureTest(unittest.TestCase):
             "other variable": good.replace("$__rate_interval", "$__interval"),
             "unknown kind": 'rail_probe_success{instance=~"$instance", kind="ucx_thruput"}',
             "unknown stat": 'rail_probe_rtt_run_seconds{instance=~"$instance", stat="p95"}',
+            "fleet record by instance": 'fleet_rail:sick_peers:count{instance=~"$instance", '
+                                        'rail=~"$rail"}',
+            "fleet record without rail": "fleet_rail:sick_peers:count",
+            "unknown fleet record": 'fleet_rail:sick_hosts:count{rail=~"$rail"}',
         }
         for mistake, expr in broken.items():
             with self.subTest(mistake=mistake):
@@ -220,7 +253,8 @@ class DashboardStructureTest(unittest.TestCase):
 
     def test_pending_metrics_are_really_pending(self):
         """Metrics listed in PROBE_AND_HEALTH_LABELS are named in src/ unless pending."""
-        missing = set(PROBE_AND_HEALTH_LABELS) - names_in_src() - PENDING_IN_SRC
+        missing = set(PROBE_AND_HEALTH_LABELS) | set(FLEET_LABELS)
+        missing = missing - names_in_src() - PENDING_IN_SRC
         missing.discard("rail_probe_rtt_seconds_bucket")
         self.assertEqual(missing, set())
         landed = PENDING_IN_SRC & names_in_src()
@@ -239,7 +273,8 @@ class DashboardStructureTest(unittest.TestCase):
         self.assertFalse(ok, output)
 
     def test_expression_needs(self):
-        known = {"rdma", "bond", "probe", "probe_errors", "health", "failing_check", "traffic"}
+        known = {"rdma", "bond", "probe", "probe_errors", "health", "failing_check", "traffic",
+                 "fleet", "sick"}
         for e in self.expressions:
             with self.subTest(dashboard=e.dashboard, panel=e.panel_title, ref=e.ref_id):
                 plain = {n for n in e.needs if not n.startswith("probe:")}
@@ -249,6 +284,8 @@ class DashboardStructureTest(unittest.TestCase):
         # The host table's state query works for TCP rails too: `or` needs only what all need.
         self.assertEqual(by_ref[("rail-host-overview.json", "Rails", "B")], frozenset())
         self.assertIn("bond", by_ref[("rail-tcp-bond.json", "Bonds", "A")])
+        self.assertEqual(by_ref[("rail-fleet.json", "Targets per discovery source", "A")],
+                         frozenset({"fleet"}))
 
     _known = None
 
@@ -259,7 +296,8 @@ class DashboardStructureTest(unittest.TestCase):
             exported, values = exported_by_fixtures()
             src = names_in_src()
             labels = dict(exported)
-            for name, names in PROBE_AND_HEALTH_LABELS.items():
+            pending = dict(PROBE_AND_HEALTH_LABELS, **FLEET_LABELS)
+            for name, names in pending.items():
                 family = name[:-len("_bucket")] if name.endswith("_bucket") else name
                 if family in src or name in PENDING_IN_SRC:
                     labels.setdefault(name, names)
@@ -284,9 +322,15 @@ def query_problems(template, known):
         if metric not in known["labels"]:
             problems.append("%s: not exported by the agent nor recorded by the rules" % metric)
             continue
-        if 'instance=~"$instance"' not in braces:
-            problems.append("%s: not limited to instance=~\"$instance\"" % metric)
-        labels = known["labels"][metric] | TARGET_LABELS
+        labels = known["labels"][metric]
+        if metric.startswith(ACROSS_HOSTS):
+            labels = labels | {"job"}
+            if "rail" in labels and 'rail=~"$rail"' not in braces:
+                problems.append("%s: across hosts, not limited to rail=~\"$rail\"" % metric)
+        else:
+            labels = labels | TARGET_LABELS
+            if 'instance=~"$instance"' not in braces:
+                problems.append("%s: not limited to instance=~\"$instance\"" % metric)
         for label, op, value in _MATCHER.findall(braces):
             if label not in labels:
                 problems.append("%s has no label %s" % (metric, label))

@@ -90,12 +90,18 @@ ABSENT_IN_LAB = {
     "rail_pcie_link_": "no GPU and no RDMA device, so no PCIe link is published",
     "rail_probe_memory_throughput_ratio": "the lab probes host memory only (lab_gpu_probe runs "
                                           "GPU-memory probes on the fake CUDA driver)",
+    "rail_fleet_": "the two agents probe each other as static peers, without a fleet section: "
+                   "no discovery, no plan (the 4-host fleet lab has them)",
 }
 
-# Recording rules of rail_rules.yml that cannot have data in the lab: {record: reason}. Empty
-# because every rule has a netdev branch for rails without an RDMA device (veth speed is
-# class/net/<veth>/speed = 10000). A rule listed here that returns data fails the test.
-NO_DATA_IN_LAB = {}
+# Recording rules of rail_rules.yml that cannot have data in the lab: {record: reason}. Every
+# rule has a netdev branch for rails without an RDMA device (veth speed is
+# class/net/<veth>/speed = 10000), and the fleet views work on static peers too (each host is
+# the other's only prober). A rule listed here that returns data fails the test.
+NO_DATA_IN_LAB = {
+    "fleet_rail:sick": "a series per sick rail index only; both hosts' rails are healthy before "
+                       "the throttle (and throttling rail 1 slows both hosts alike)",
+}
 
 # Dashboard expressions that cannot have data in the lab, beyond those reading ABSENT_IN_LAB
 # families: {expression substring: reason}.
@@ -106,6 +112,8 @@ DASHBOARD_NO_DATA_IN_LAB = {
         "no GPU and no RDMA device in the lab: the GPU path checks give no verdict",
     'streams="1"}': "the lab runs tcp_throughput with 2 streams only: a 1-stream job as well "
                     "would not fit the bulk budget next to the other probes (PROBES)",
+    "and on (peer, rail) (max by (peer, rail) (fleet_peer_rail:sick":
+        "the fleet dashboard's table of sick hosts: no host is sick before the throttle",
 }
 
 STARTUP_TIMEOUT = 30.0  # seconds for Prometheus to be ready and both targets up

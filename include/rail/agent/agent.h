@@ -6,12 +6,14 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "rail/agent/config.h"
 #include "rail/base/errors.h"
+#include "rail/fleet/plan.h"
 #include "rail/gpu/driver.h"
 #include "rail/web/web_server.h"
 
@@ -39,6 +41,7 @@ class CollectorSet;
 
 namespace rail::agent {
 
+class FleetProbing;
 class ProbeRunner;
 class ProbeWiring;
 
@@ -87,6 +90,12 @@ class Agent {
   void StartCollectors();
   void StartResponder();
   void StartProbes();
+  void CheckFleetBudget() const;
+  void StartFleet();
+  // Re-makes the probe jobs for the fleet plan's `pairs` (and the static peers): the runner is
+  // restarted and the series of peers no longer planned are withdrawn. Throws AgentError when the
+  // scheduler refuses the jobs (only at start: the plan's size is checked then).
+  void ApplyPlan(const std::vector<fleet::PlannedPair>& pairs);
 
   // Declaration order is teardown order, reversed: probes and responder stop before what they use.
   AgentOptions options_;
@@ -105,7 +114,9 @@ class Agent {
   std::shared_ptr<collectors::CollectorSet> collectors_;
   std::unique_ptr<web::WebServer> web_;
   std::unique_ptr<peer::Responder> responder_;
+  std::mutex runner_mutex_;  // the fleet thread replaces the runner when the plan changes
   std::unique_ptr<ProbeRunner> runner_;
+  std::unique_ptr<FleetProbing> fleet_;  // with a fleet section; stopped first
 };
 
 // Builds the device filter of --collector.infiniband.device-include/-exclude. Throws AgentError

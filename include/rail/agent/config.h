@@ -32,6 +32,9 @@ struct ResponderConfig {
   // responder.allowed_networks (CIDR, IPv4 or IPv6), checked at load; empty: every network.
   std::vector<std::string> allowed_networks;
   peer::Limits limits;  // responder.limits.*
+  // responder.name: how this agent names itself in its welcome (peers export it beside the
+  // target, and merge two targets that answer with one name); empty: the host name.
+  std::string name;
 };
 
 struct PeerConfig {
@@ -64,15 +67,15 @@ struct ProbeConfig {
 // it makes every probes[] entry without `peers` follow the plan.
 struct FleetConfig {
   std::optional<std::string> self;  // fleet.self; default: found among the targets (FindSelf)
-  unsigned peers_per_rail = fleet::kDefaultPeersPerRail;  // fleet.peers_per_rail
-  std::uint64_t seed = 0;                                 // fleet.seed
+  unsigned peers_per_rail = fleet::kDefaultPeersPerRail;   // fleet.peers_per_rail
+  std::uint64_t seed = 0;                                  // fleet.seed
   std::chrono::seconds epoch{fleet::kDefaultEpochLength};  // fleet.epoch
   // fleet.max_probe_series: the per-peer probe series this agent may export; the configuration
   // is refused when its plan could exceed it.
   std::size_t max_probe_series = 2000;
-  std::vector<fleet::Target> static_targets;  // fleet.discovery.static
-  std::vector<fleet::FileSdConfig> file_sd;   // fleet.discovery.file_sd
-  std::vector<fleet::DnsConfig> dns;          // fleet.discovery.dns
+  std::vector<fleet::Target> static_targets;        // fleet.discovery.static
+  std::vector<fleet::FileSdConfig> file_sd;         // fleet.discovery.file_sd
+  std::vector<fleet::DnsConfig> dns;                // fleet.discovery.dns
   std::vector<fleet::KubernetesConfig> kubernetes;  // fleet.discovery.kubernetes
 };
 

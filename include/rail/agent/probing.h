@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "rail/agent/config.h"
+#include "rail/fleet/plan.h"
 #include "rail/inventory/rails.h"
 #include "rail/probe/probe.h"
 #include "rail/probe/result_store.h"
@@ -36,9 +37,22 @@ struct PlannedProbe {
 };
 
 // probes[] x peers x rails (single-rail kinds get one job per rail). Throws ConfigError naming
-// the probes[] entry when it names a rail this host does not have.
+// the probes[] entry when it names a rail this host does not have. With a fleet section, entries
+// that name no peers are left to PlanFleetProbes.
 std::vector<PlannedProbe> PlanProbes(const AgentConfig& config,
                                      const std::vector<probe::ProbeRail>& rails);
+
+// The fleet's probes: each probes[] entry that names no peers, against the peers the plan gives
+// each of its rails (a multi-rail kind: against the planned peers of its first rail, over all its
+// rails). The peer label is the target. Empty without a fleet section.
+std::vector<PlannedProbe> PlanFleetProbes(const AgentConfig& config,
+                                          const std::vector<probe::ProbeRail>& rails,
+                                          const std::vector<fleet::PlannedPair>& pairs);
+
+// Per-peer series the fleet's probes can have at most: every planned peer of every rail, at
+// every message size, as checked against fleet.max_probe_series.
+std::size_t MaxFleetProbeSeries(const AgentConfig& config,
+                                const std::vector<probe::ProbeRail>& rails);
 
 // The rails of each run of `kind` over `rails`: all of them at once for a multi-rail kind, one
 // run per rail otherwise.

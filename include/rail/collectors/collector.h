@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "rail/fleet/status.h"
 #include "rail/health/checks.h"
 #include "rail/health/snapshot_checks.h"
 #include "rail/inventory/snapshot.h"
@@ -31,6 +32,8 @@ struct Sources {
   health::HealthLog* health_log = nullptr;  // when set, the health collector logs changes here
   // The probe worker's state; empty function or nullopt when no worker runs.
   std::function<std::optional<probe::WorkerStatus>()> probe_worker;
+  // The fleet's discovery and plan; empty function or nullopt without a fleet section.
+  std::function<std::optional<fleet::FleetStatus>()> fleet;
 };
 
 // One scrape: the inventory as read once, and the health verdicts, evaluated once on first use.

@@ -55,7 +55,7 @@ std::vector<PlannedPair> PlanForHost(const std::vector<Target>& targets, const s
 // O(n log n) per rail, for simulations and checks. PlanForFleet(t, r, o)[a] ==
 // PlanForHost(t, a, r ∩ rails of a, o) for every address a.
 std::map<std::string, std::vector<PlannedPair>> PlanForFleet(const std::vector<Target>& targets,
-                                                              const std::vector<std::string>& rails,
-                                                              const PlanOptions& options);
+                                                             const std::vector<std::string>& rails,
+                                                             const PlanOptions& options);
 
 }  // namespace rail::fleet

@@ -40,6 +40,8 @@ class PeerClient {
                                              const ClientOptions& options, NetError* error);
 
   const AgentVersions& peer_versions() const { return peer_versions_; }
+  // The name the responder gave in its welcome; empty when it predates the field.
+  const std::string& peer_name() const { return peer_name_; }
   // The MTUs of the peer's rails from its welcome; empty when it did not send them.
   const std::map<std::string, std::uint64_t>& peer_rail_mtus() const { return peer_rail_mtus_; }
   // False when both sides run insecure.
@@ -70,9 +72,10 @@ class PeerClient {
 
   Connection connection_;
   AgentVersions peer_versions_;
+  std::string peer_host_;
   std::map<std::string, std::uint64_t> peer_rail_mtus_;
   bool authenticated_ = false;
-  std::string peer_host_;
+  std::string peer_name_;
   std::uint16_t peer_port_ = 0;
 };
 

@@ -38,6 +38,12 @@ struct Limits {
   // Added to the running transfer's remaining time in a `busy` reply's retry hint: its set-up,
   // report and drain around the transfer (a UCX context takes a few hundred ms to make).
   std::chrono::milliseconds bulk_retry_grace{500};
+  // The served-bulk budget (served_budget.h): of any hour, the share of a rail's time this
+  // responder gives its peers' bulk probes, and the bytes the host serves them in all. A setup
+  // past either is answered `busy` until enough of the hour's probes have aged out, so that
+  // however many peers pick this host its rails mostly carry its own work.
+  double max_served_bulk_time_fraction_per_rail = 0.1;               // 6 min of every hour
+  std::uint64_t max_served_bytes_per_hour = std::uint64_t{2} << 40;  // 2 TiB
 };
 
 // nullopt when every limit is usable; otherwise an error naming the field.

@@ -19,7 +19,8 @@
 //           the initiator tries again later in a new session and counts `busy` apart from
 //           failures. The sessions of one run (a multi-rail run opens one per rail) carry the
 //           same run_id and are admitted together; a setup without run_id (an older agent) is
-//           one run per (peer address, kind).
+//           one run per (peer address, kind). An admitted bulk setup then passes the
+//           served-bulk budget (served_budget.h), refused the same way (counted "budget").
 //   R -> I  probe_setup_reply  {agent_version, ucx_version, setup: {handler's fields}}
 //           R runs handler->Serve(stop) on a worker thread; I runs its half of the probe
 //   I -> R  probe_done         {measured: {what I measured}}
@@ -40,7 +41,10 @@
 //   without a reply); probe setups beyond the per-peer-IP token bucket ("rate"); a
 //   probe beyond the bytes or seconds allowed ("limit"); a kind or rail without handler
 //   ("unknown_kind"); probe_done not arriving within the probe's duration + probe_grace
-//   ("timeout"); a bulk setup while another run's bulk transfer holds the gate ("busy").
+//   ("timeout"); a bulk setup while another run's bulk transfer holds the gate ("busy"); a bulk
+//   setup past the served-bulk budget (served_budget.h: limits.max_served_bulk_time_fraction_
+//   per_rail, limits.max_served_bytes_per_hour), answered "busy" with the time until it fits
+//   and counted as "budget".
 #pragma once
 
 #include <atomic>
@@ -96,6 +100,9 @@ struct ResponderOptions {
   // This agent's rails' MTUs by rail name, sent in every welcome (read per session, so a changed
   // MTU shows up without a restart). Empty function: not sent.
   std::function<std::map<std::string, std::uint64_t>()> rail_mtus;
+  // This agent's name (responder.name, else its host name), sent in every welcome; empty: not
+  // sent.
+  std::string name;
   Limits limits;
   // responder.allowed_networks; empty: every peer address may connect.
   std::vector<Network> allowed_networks;

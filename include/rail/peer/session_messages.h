@@ -35,7 +35,13 @@ struct Welcome {
   // Optional on the wire ("rail_mtus", sent when not empty): a welcome without it, from a peer
   // that predates it, means unknown.
   std::map<std::string, std::uint64_t> rail_mtus;
+  // The responder's name for itself (responder.name, else its host name): a label beside the
+  // discovery target, and how two targets that are one agent are told apart. Optional on the
+  // wire ("name"); at most kMaxAgentNameBytes.
+  std::string name;
 };
+
+inline constexpr std::size_t kMaxAgentNameBytes = 255;
 
 // R -> I, answering probe_setup: the handler's fields (a JSON object) and the versions.
 struct ProbeSetupReply {

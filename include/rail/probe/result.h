@@ -114,6 +114,7 @@ struct ProbeResult {
   std::optional<double> peer_cpu_seconds;
   std::string peer_agent_version;
   std::string peer_ucx_version;
+  std::string peer_name;  // the name the peer's responder gave in its welcome (may be empty)
   // MTU of each of the peer's rails (by rail name) as its responder reported them in the
   // welcome; empty when the peer predates the field or could not read them.
   std::map<std::string, std::uint64_t> peer_rail_mtus;

@@ -69,6 +69,12 @@ class ResultStore {
   void RecordBusy(const ProbeResult& result);
   std::map<BusyKey, std::uint64_t> BusyCounts() const;
 
+  // Withdraws every series, and busy count, whose key `keep` refuses: counters included, so that
+  // a fleet plan rotating to other peers does not grow the exposition with every epoch.
+  void Retain(const std::function<bool(const std::string& kind, const std::string& peer,
+                                       const std::string& rail)>& keep);
+  std::size_t SeriesCount() const;
+
   // A result older than three intervals is no longer current: its gauges are withdrawn while
   // its counters stay.
   bool IsCurrent(const SeriesState& state) const;

@@ -89,6 +89,7 @@ void ReadResultDetails(const json& in, ProbeResult& out) {
     out.peer_cpu_seconds = in.at("peer_cpu_seconds").get<double>();
   in.at("peer_agent_version").get_to(out.peer_agent_version);
   in.at("peer_ucx_version").get_to(out.peer_ucx_version);
+  in.at("peer_name").get_to(out.peer_name);
   in.at("peer_rail_mtus").get_to(out.peer_rail_mtus);
   out.memory = MemoryFromJson(in.at("memory"));
   in.at("memory_path").get_to(out.memory_path);
@@ -146,6 +147,7 @@ json ToJson(const ProbeResult& result) {
               {"local_cpu_seconds", result.local_cpu_seconds},
               {"peer_agent_version", result.peer_agent_version},
               {"peer_ucx_version", result.peer_ucx_version},
+              {"peer_name", result.peer_name},
               {"peer_rail_mtus", result.peer_rail_mtus},
               {"memory", gpu::MemoryTypeName(result.memory)},
               {"memory_path", result.memory_path},

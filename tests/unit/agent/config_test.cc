@@ -121,6 +121,28 @@ responder:
               HasSubstr("responder.limits.max_connections_per_ip: must be positive"));
 }
 
+TEST(ConfigTest, ResponderServedBulkBudget) {
+  const auto defaults = ParseConfig("responder: {}\n", "t").responder.limits;
+  EXPECT_EQ(defaults.max_served_bulk_time_fraction_per_rail, 0.1);
+  EXPECT_EQ(defaults.max_served_bytes_per_hour, std::uint64_t{2} << 40);
+  const auto config = ParseConfig(R"(
+responder:
+  limits:
+    max_served_bulk_time_fraction_per_rail: 0.25
+    max_served_bytes_per_hour: 4398046511104
+)",
+                                  "test.yaml");
+  EXPECT_EQ(config.responder.limits.max_served_bulk_time_fraction_per_rail, 0.25);
+  EXPECT_EQ(config.responder.limits.max_served_bytes_per_hour, std::uint64_t{4} << 40);
+  EXPECT_THAT(
+      ErrorOf("responder:\n  limits: {max_served_bulk_time_fraction_per_rail: 0}\n"),
+      HasSubstr("responder.limits.max_served_bulk_time_fraction_per_rail: must be positive"));
+  EXPECT_THAT(ErrorOf("responder:\n  limits: {max_served_bulk_time_fraction_per_rail: 1.5}\n"),
+              HasSubstr("responder.limits.max_served_bulk_time_fraction_per_rail: at most 1"));
+  EXPECT_THAT(ErrorOf("responder:\n  limits: {max_served_bytes_per_hour: -1}\n"),
+              HasSubstr("responder.limits.max_served_bytes_per_hour"));
+}
+
 TEST(ConfigTest, HealthThresholdsDefaultAndParse) {
   const auto defaults = ParseConfig("", "test.yaml");
   EXPECT_DOUBLE_EQ(defaults.health.probe_throughput_min_line_rate_fraction, 0.5);

@@ -179,6 +179,18 @@ TEST_F(DnsSourceTest, NxdomainAndNoDataAreEmptyNotErrors) {
   EXPECT_TRUE(result.targets->empty());
 }
 
+// The search domains (here from the environment, as from resolv.conf) go with the system's
+// servers; asked of dnsmasq, "peers.test.elsewhere.org" would be refused.
+TEST_F(DnsSourceTest, AServerOfItsOwnIgnoresTheSearchDomains) {
+  setenv("LOCALDOMAIN", "elsewhere.org", 1);
+  setenv("RES_OPTIONS", "ndots:5", 1);
+  const auto result = Fetch({"peers.test"}, DnsRecordType::kA);
+  unsetenv("LOCALDOMAIN");
+  unsetenv("RES_OPTIONS");
+  ASSERT_TRUE(result.targets) << result.error;
+  EXPECT_EQ(result.targets->size(), 2u);
+}
+
 TEST_F(DnsSourceTest, RefusedFailsTheRefresh) {
   // Outside --local and with no upstream servers, dnsmasq answers REFUSED (c-ares, having no
   // other server to ask, reports it as "Could not contact DNS servers").

@@ -93,6 +93,26 @@ TEST(Limits, ValidationNamesTheField) {
   EXPECT_NE(ValidateLimits(limits)->find("limits.max_frame_bytes"), std::string::npos);
 }
 
+TEST(Limits, ServedBudgetMustHoldOneProbeOfTheOtherLimits) {
+  Limits limits;
+  limits.max_served_bulk_time_fraction_per_rail = 0;
+  EXPECT_NE(ValidateLimits(limits)->find("max_served_bulk_time_fraction_per_rail"),
+            std::string::npos);
+  limits.max_served_bulk_time_fraction_per_rail = 1.5;
+  EXPECT_NE(ValidateLimits(limits)->find("at most 1"), std::string::npos);
+  // 0.5 % of an hour is 18 s, less than one probe of 30 s.
+  limits.max_served_bulk_time_fraction_per_rail = 0.005;
+  EXPECT_NE(ValidateLimits(limits)->find("less than one probe"), std::string::npos);
+  limits.max_seconds_per_probe = 18;
+  EXPECT_EQ(ValidateLimits(limits), std::nullopt);
+
+  limits = Limits{};
+  limits.max_served_bytes_per_hour = limits.max_bytes_per_probe - 1;
+  EXPECT_NE(ValidateLimits(limits)->find("limits.max_served_bytes_per_hour"), std::string::npos);
+  limits.max_served_bytes_per_hour = limits.max_bytes_per_probe;
+  EXPECT_EQ(ValidateLimits(limits), std::nullopt);
+}
+
 TEST(Limits, ProbeSetupOverLimitsGetsAClearMessage) {
   Limits limits;
   limits.max_bytes_per_probe = 1000;

@@ -261,7 +261,7 @@ TEST(Messages, LongOffendingValuesAreShortenedInErrors) {
 }
 
 TEST(WelcomeMessage, RailMtusRoundTripAndAreOptional) {
-  Welcome welcome{{"1.0", "1.13.1"}, true, {{"rail0", 9000}, {"rail1", 1500}}};
+  Welcome welcome{{"1.0", "1.13.1"}, true, {{"rail0", 9000}, {"rail1", 1500}}, {}};
   const json wire = ToJson(welcome);
   EXPECT_EQ(wire["rail_mtus"]["rail1"], 1500);
   Welcome decoded;
@@ -270,7 +270,7 @@ TEST(WelcomeMessage, RailMtusRoundTripAndAreOptional) {
   EXPECT_EQ(decoded.rail_mtus, welcome.rail_mtus);
 
   // A welcome of an agent that predates the field: unknown MTUs, not an error.
-  Welcome old{{"0.9", "1.13.1"}, true, {}};
+  Welcome old{{"0.9", "1.13.1"}, true, {}, {}};
   const json old_wire = ToJson(old);
   EXPECT_FALSE(old_wire.contains("rail_mtus"));
   decoded.rail_mtus = {{"stale", 1}};
@@ -278,8 +278,25 @@ TEST(WelcomeMessage, RailMtusRoundTripAndAreOptional) {
   EXPECT_TRUE(decoded.rail_mtus.empty());
 }
 
+TEST(WelcomeMessage, CarriesTheRespondersNameWhenItHasOne) {
+  Welcome welcome{{"1.0", "1.13.1"}, true, {}, "node7"};
+  Welcome decoded;
+  std::string error;
+  ASSERT_TRUE(FromJson(ToJson(welcome), &decoded, &error)) << error;
+  EXPECT_EQ(decoded.name, "node7");
+  // An agent that predates the name sends none: unknown, not an error.
+  const json unnamed = ToJson(Welcome{{"1.0", "1.13.1"}, true, {}, {}});
+  EXPECT_FALSE(unnamed.contains("name"));
+  ASSERT_TRUE(FromJson(unnamed, &decoded, &error)) << error;
+  EXPECT_TRUE(decoded.name.empty());
+  json wire = ToJson(welcome);
+  wire["name"] = std::string(kMaxAgentNameBytes + 1, 'x');
+  EXPECT_FALSE(FromJson(wire, &decoded, &error));
+  EXPECT_NE(error.find("welcome: field \"name\""), std::string::npos) << error;
+}
+
 TEST(WelcomeMessage, MalformedRailMtusAreRejectedNamingTheField) {
-  json wire = ToJson(Welcome{{"1.0", "1.13.1"}, true, {}});
+  json wire = ToJson(Welcome{{"1.0", "1.13.1"}, true, {}, {}});
   Welcome decoded;
   std::string error;
   wire["rail_mtus"] = json::array({9000});

@@ -5,6 +5,7 @@
 
 #include "rail/peer/responder.h"
 #include "responder_fixture.h"
+#include "support/fake_clock.h"
 
 namespace rail::peer::testing {
 namespace {
@@ -94,6 +95,85 @@ TEST_F(ResponderBusyTest, WithoutTheBulkRuleNothingIsGated) {
   Done(*second);
   EXPECT_EQ(Errors("busy"), 0u);
   EXPECT_EQ(responder_->Snapshot().bulk_transfers_total, 0u);
+}
+
+// The served-bulk budget over loopback: past it a bulk setup is answered `busy` (what initiators
+// retry) with the time until it fits, and counted as "budget"; the clock is fake so the hour can
+// pass.
+class ResponderBudgetTest : public ResponderBusyTest {
+ protected:
+  void StartBudgetResponder(double fraction, std::uint64_t bytes_per_hour) {
+    auto options = Options();
+    options.is_bulk_kind = [](const std::string& kind) { return kind == "fake"; };
+    options.clock = &fake_clock_;
+    options.limits.max_seconds_per_probe = 2;
+    options.limits.max_bytes_per_probe = 1024;
+    options.limits.max_served_bulk_time_fraction_per_rail = fraction;
+    options.limits.max_served_bytes_per_hour = bytes_per_hour;
+    StartResponder(std::move(options));
+  }
+
+  // One whole bulk probe of FakeSetup (1024 bytes declared) lasting `seconds`, which says it
+  // moved `bytes` when given; false with `error` when refused.
+  bool Probe(const std::string& rail, double seconds, std::optional<std::uint64_t> bytes,
+             NetError* error) {
+    auto client = Client();
+    if (!client) return false;
+    ProbeSetup setup = FakeSetup(seconds);
+    setup.rail = rail;
+    if (!client->Request(ToJson(setup), Clock::now() + 2s, error)) return false;
+    ProbeDone done;
+    if (bytes) done.measured["bytes"] = *bytes;
+    return client->Request(ToJson(done), Clock::now() + 2s, error).has_value();
+  }
+
+  test::FakeClock fake_clock_;
+};
+
+TEST_F(ResponderBudgetTest, ARailPastItsTimeFractionAnswersBusyCountedAsBudget) {
+  StartBudgetResponder(/*fraction=*/3.0 / 3600, /*bytes_per_hour=*/1 << 20);  // 3 s per hour
+  NetError error;
+  ASSERT_TRUE(Probe("rail0", 2.0, std::nullopt, &error)) << error.reason << ": " << error.message;
+  fake_clock_.Advance(10min);
+
+  EXPECT_FALSE(Probe("rail0", 2.0, std::nullopt, &error));
+  EXPECT_EQ(error.reason, "busy");
+  EXPECT_NE(error.message.find("budget"), std::string::npos) << error.message;
+  ASSERT_TRUE(error.retry_after.has_value());
+  EXPECT_EQ(*error.retry_after, 50min);
+  EXPECT_EQ(Errors("budget"), 1u);
+  EXPECT_EQ(Errors("busy"), 0u);
+
+  ASSERT_TRUE(Probe("rail1", 2.0, std::nullopt, &error)) << error.message;  // its own budget
+  fake_clock_.Advance(50min);
+  EXPECT_TRUE(Probe("rail0", 2.0, std::nullopt, &error)) << error.message;
+  EXPECT_EQ(responder_->Snapshot().bulk_transfers_total, 3u);
+}
+
+TEST_F(ResponderBudgetTest, TheHostsBytesAreSettledToWhatTheProbeSaysItMoved) {
+  StartBudgetResponder(/*fraction=*/1.0, /*bytes_per_hour=*/1536);  // FakeSetup declares 1024
+  NetError error;
+  ASSERT_TRUE(Probe("rail0", 0.05, 100, &error)) << error.message;
+  // Charged 1024 + 1024 without the settlement; 100 + 1024 with it.
+  ASSERT_TRUE(Probe("rail1", 0.05, std::nullopt, &error)) << error.message;
+  EXPECT_FALSE(Probe("rail2", 0.05, std::nullopt, &error));
+  EXPECT_EQ(error.reason, "busy");
+  EXPECT_NE(error.message.find("bytes"), std::string::npos) << error.message;
+  EXPECT_EQ(Errors("budget"), 1u);
+}
+
+TEST_F(ResponderBudgetTest, LatencyProbesAreNotCharged) {
+  auto options = Options();
+  options.is_bulk_kind = [](const std::string&) { return false; };
+  options.clock = &fake_clock_;
+  options.limits.max_seconds_per_probe = 2;
+  options.limits.max_served_bulk_time_fraction_per_rail = 3.0 / 3600;
+  StartResponder(std::move(options));
+  NetError error;
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_TRUE(Probe("rail0", 2.0, std::nullopt, &error)) << i << ": " << error.message;
+  }
+  EXPECT_EQ(Errors("budget"), 0u);
 }
 
 }  // namespace

@@ -1,0 +1,31 @@
+// What the agent's fleet side knows now, for the fleet collector and the landing page: the
+// discovery sources, who this agent is among the targets, and the plan of the current epoch.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "rail/fleet/discovery.h"
+#include "rail/fleet/plan.h"
+
+namespace rail::fleet {
+
+struct FleetStatus {
+  std::vector<SourceStatus> sources;
+  std::size_t peers = 0;  // merged targets, this agent included
+  std::string self;       // this agent's target; empty when not found
+  std::uint64_t epoch = 0;
+  std::vector<PlannedPair> pairs;            // the current plan
+  std::map<std::string, std::size_t> rails;  // planned peers by rail (every local rail listed)
+  std::uint64_t plan_changes = 0;            // recomputations that changed the pairs
+  std::size_t max_probe_series = 0;          // fleet.max_probe_series
+  // The name each planned peer gave in its welcome, and the targets left out as another planned
+  // target's duplicate, or as this agent itself (duplicates.h).
+  std::map<std::string, std::string> peer_names;
+  std::vector<std::string> duplicates;
+};
+
+}  // namespace rail::fleet

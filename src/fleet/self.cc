@@ -1,0 +1,91 @@
+#include "rail/fleet/self.h"
+
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <netdb.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <set>
+
+#include "rail/peer/connection.h"
+
+namespace rail::fleet {
+namespace {
+
+std::string Lower(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return text;
+}
+
+bool IsOurs(const std::string& host, const SelfIdentity& identity) {
+  const auto& addresses = identity.addresses;
+  const auto& names = identity.hostnames;
+  return std::find(addresses.begin(), addresses.end(), host) != addresses.end() ||
+         std::find(names.begin(), names.end(), Lower(host)) != names.end();
+}
+
+std::string AddressText(const sockaddr* address) {
+  char text[INET6_ADDRSTRLEN] = {};
+  const void* raw = nullptr;
+  if (address->sa_family == AF_INET) {
+    raw = &reinterpret_cast<const sockaddr_in*>(address)->sin_addr;
+  } else if (address->sa_family == AF_INET6) {
+    raw = &reinterpret_cast<const sockaddr_in6*>(address)->sin6_addr;
+  } else {
+    return {};
+  }
+  return inet_ntop(address->sa_family, raw, text, sizeof(text)) != nullptr ? text : "";
+}
+
+}  // namespace
+
+std::optional<std::string> FindSelf(const std::vector<Target>& targets,
+                                    const SelfIdentity& identity, std::string* error) {
+  std::set<std::string> matches;
+  for (const auto& target : targets) {
+    std::string parse_error;
+    const auto host_port = peer::ParseHostPort(target.address, 0, &parse_error);
+    if (!host_port || host_port->port != identity.port) continue;
+    if (IsOurs(host_port->host, identity)) matches.insert(target.address);
+  }
+  if (matches.size() == 1) return *matches.begin();
+  if (matches.empty()) {
+    *error = "no target has this host's address or name and port " + std::to_string(identity.port);
+  } else {
+    *error = "several targets are this host (" + *matches.begin() + ", " +
+             *std::next(matches.begin()) + "): set fleet.self";
+  }
+  return std::nullopt;
+}
+
+SelfIdentity LocalIdentity(std::uint16_t port) {
+  SelfIdentity identity;
+  identity.port = port;
+  ifaddrs* interfaces = nullptr;
+  if (getifaddrs(&interfaces) == 0) {
+    for (const ifaddrs* entry = interfaces; entry != nullptr; entry = entry->ifa_next) {
+      if (entry->ifa_addr == nullptr) continue;
+      const auto text = AddressText(entry->ifa_addr);
+      if (!text.empty()) identity.addresses.push_back(text);
+    }
+    freeifaddrs(interfaces);
+  }
+  char name[256] = {};
+  if (gethostname(name, sizeof(name) - 1) == 0 && name[0] != '\0') {
+    identity.hostnames.push_back(Lower(name));
+    addrinfo hints{};
+    hints.ai_flags = AI_CANONNAME;
+    addrinfo* info = nullptr;
+    // The FQDN, when the resolver knows one: file_sd lists often name hosts fully.
+    if (getaddrinfo(name, nullptr, &hints, &info) == 0) {
+      if (info->ai_canonname != nullptr) identity.hostnames.push_back(Lower(info->ai_canonname));
+      freeaddrinfo(info);
+    }
+  }
+  return identity;
+}
+
+}  // namespace rail::fleet
