@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <sstream>
@@ -14,9 +15,11 @@
 
 #include "rail/agent/config.h"
 #include "rail/agent/probe_wiring.h"
+#include "rail/agent/probing.h"
 #include "rail/fleet/file_sd.h"
 #include "rail/fleet/target.h"
 #include "rail/probe/result.h"
+#include "rail/probe/result_store.h"
 #include "rail/sysfs/filesystem.h"
 
 namespace rail::agent {
@@ -67,7 +70,8 @@ std::string RailsLabel(const fleet::Target& self) {
 }
 
 // The rails named on the command line, each one self's target must be on; else this host's
-// rails in sysfs that self's target is on.
+// rails in sysfs, as the agent plans with them (the plan leaves out those self's target does not
+// list; one of them at least must be listed).
 std::vector<std::string> PlanRails(const PlanCommandOptions& options, const AgentConfig& config,
                                    const fleet::Target& self) {
   if (!options.rails.empty()) {
@@ -86,34 +90,33 @@ std::vector<std::string> PlanRails(const PlanCommandOptions& options, const Agen
   if (local.empty()) {
     throw PlanError("no rails found under " + options.sysfs_root + "; name them with --rails");
   }
-  std::vector<std::string> rails;
-  for (const auto& rail : Unique(local)) {
-    if (fleet::OnRail(self, rail)) rails.push_back(rail);
-  }
-  if (rails.empty()) {
+  local = Unique(local);
+  if (std::none_of(local.begin(), local.end(),
+                   [&](const std::string& rail) { return fleet::OnRail(self, rail); })) {
     throw PlanError("none of this host's rails (" + Join(local, ",") + ") is among " +
                     self.address + "'s rails (" + RailsLabel(self) + ") in the peers file");
   }
-  return rails;
+  return local;
 }
 
-std::vector<PlanKind> Kinds(const PlanCommandOptions& options, const AgentConfig& config) {
-  std::vector<PlanKind> kinds;
-  if (!options.kinds.empty()) {
-    for (const auto& kind : Unique(options.kinds)) kinds.push_back({kind, {}});
-  } else {
-    // The entries that follow the plan: those that name no peers.
-    for (const auto& probe : config.probes) {
-      if (probe.peers.empty()) kinds.push_back({probe.kind, probe.rails});
-    }
-    if (kinds.empty()) {
-      for (const char* kind : kDefaultPlanKinds) kinds.push_back({kind, {}});
+// The configuration the plan's probes come from: its probes[] entries without peers, or entries
+// of the --kinds (else the default kinds) when the flag is given (else when it has none).
+AgentConfig PlanConfig(const PlanCommandOptions& options, AgentConfig config) {
+  if (!config.fleet) config.fleet = FleetConfig{};
+  const bool follows_plan = std::any_of(config.probes.begin(), config.probes.end(),
+                                        [](const ProbeConfig& p) { return p.peers.empty(); });
+  if (!options.kinds.empty() || !follows_plan) {
+    std::vector<std::string> kinds = Unique(options.kinds);
+    if (kinds.empty()) kinds.assign(std::begin(kDefaultPlanKinds), std::end(kDefaultPlanKinds));
+    config.probes.clear();
+    for (const auto& kind : kinds) {
+      if (!probe::ParseProbeKind(kind)) throw PlanError("unknown probe kind " + kind);
+      ProbeConfig entry;
+      entry.kind = kind;
+      config.probes.push_back(std::move(entry));
     }
   }
-  for (const auto& kind : kinds) {
-    if (!probe::ParseProbeKind(kind.kind)) throw PlanError("unknown probe kind " + kind.kind);
-  }
-  return kinds;
+  return config;
 }
 
 fleet::PlanOptions Options(const PlanCommandOptions& options, const AgentConfig& config) {
@@ -132,50 +135,30 @@ std::string SelfOf(const PlanCommandOptions& options, const AgentConfig& config)
   throw PlanError("--self: name this host's target (or set fleet.self in --config.file)");
 }
 
-// The kind's rails among the planned ones, in the host's order.
-std::vector<std::string> RailsOfKind(const PlanKind& kind, const std::vector<std::string>& rails) {
-  if (kind.rails.empty()) return rails;
-  std::vector<std::string> selected;
-  for (const auto& rail : rails) {
-    if (std::find(kind.rails.begin(), kind.rails.end(), rail) != kind.rails.end()) {
-      selected.push_back(rail);
-    }
-  }
-  return selected;
-}
-
 }  // namespace
 
-std::vector<PlannedProbe> PlannedProbes(const std::vector<fleet::PlannedPair>& plan,
-                                        const std::vector<std::string>& rails,
-                                        const std::vector<PlanKind>& kinds) {
-  std::vector<PlannedProbe> probes;
-  for (const auto& kind : kinds) {
-    const auto parsed = probe::ParseProbeKind(kind.kind);
-    if (!parsed) throw std::invalid_argument("unknown probe kind " + kind.kind);
-    const auto kind_rails = RailsOfKind(kind, rails);
-    if (kind_rails.empty()) continue;
-    if (probe::IsMultiRail(*parsed)) {
-      const std::string joined = Join(kind_rails, "+");
-      for (const auto& pair : plan) {
-        if (pair.rail == kind_rails.front()) probes.push_back({pair.peer, joined, kind.kind});
-      }
-      continue;
-    }
-    for (const auto& pair : plan) {
-      if (std::find(kind_rails.begin(), kind_rails.end(), pair.rail) != kind_rails.end()) {
-        probes.push_back({pair.peer, pair.rail, kind.kind});
-      }
-    }
+std::vector<PlanCommandProbe> ProbesOfPlan(const AgentConfig& config,
+                                           const std::vector<std::string>& rails,
+                                           const std::vector<fleet::PlannedPair>& pairs) {
+  // The agent's own expansion, over rails that carry only their names: the plan needs no more.
+  std::vector<probe::ProbeRail> probe_rails;
+  for (const auto& name : rails) {
+    probe::ProbeRail rail;
+    rail.name = name;
+    probe_rails.push_back(std::move(rail));
+  }
+  std::vector<PlanCommandProbe> probes;
+  for (const auto& planned : PlanFleetProbes(config, probe_rails, pairs)) {
+    probes.push_back({planned.job.peer, probe::RailLabel(planned.job.rails), planned.job.kind});
   }
   std::sort(probes.begin(), probes.end());
-  // Two probes[] entries of one kind (other sizes, say) probe the same pairs: listed once.
+  // Entries of one kind that differ only in what they run (sizes, memory) probe the same pairs.
   probes.erase(std::unique(probes.begin(), probes.end()), probes.end());
   return probes;
 }
 
 std::string FormatPlanJson(const std::string& self, std::uint64_t epoch,
-                           const std::vector<PlannedProbe>& probes) {
+                           const std::vector<PlanCommandProbe>& probes) {
   nlohmann::ordered_json list = nlohmann::ordered_json::array();
   for (const auto& probe : probes) {
     list.push_back({{"peer", probe.peer}, {"rail", probe.rail}, {"kind", probe.kind}});
@@ -185,7 +168,7 @@ std::string FormatPlanJson(const std::string& self, std::uint64_t epoch,
   return json.dump(2) + "\n";
 }
 
-std::string FormatPlanText(const std::vector<PlannedProbe>& probes) {
+std::string FormatPlanText(const std::vector<PlanCommandProbe>& probes) {
   std::string text;
   for (const auto& probe : probes) text += probe.peer + " " + probe.rail + " " + probe.kind + "\n";
   return text;
@@ -202,10 +185,10 @@ int RunPlanCommand(const PlanCommandOptions& options, std::ostream& out, std::os
     const std::string self = SelfOf(options, config);
     const auto targets = ReadPeersFile(options.peers_file);
     const auto rails = PlanRails(options, config, FindSelf(targets, self, options.peers_file));
-    const auto kinds = Kinds(options, config);
+    const AgentConfig plan_config = PlanConfig(options, config);
     const auto plan_options = Options(options, config);
     const auto plan = fleet::PlanForHost(targets, self, rails, plan_options);
-    const auto probes = PlannedProbes(plan, rails, kinds);
+    const auto probes = ProbesOfPlan(plan_config, rails, plan);
     out << (options.output == "json" ? FormatPlanJson(self, plan_options.epoch, probes)
                                      : FormatPlanText(probes));
     return 0;

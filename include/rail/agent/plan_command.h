@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "rail/agent/config.h"
 #include "rail/fleet/plan.h"
 
 namespace rail::agent {
@@ -30,33 +31,28 @@ struct PlanCommandOptions {
 // The kinds a plan runs without a configuration that names any.
 inline constexpr const char* kDefaultPlanKinds[] = {"ucx_rtt", "ucx_throughput"};
 
-// One kind the plan runs, over some of the host's rails.
-struct PlanKind {
-  std::string kind;                // a probe kind name (probe::ParseProbeKind)
-  std::vector<std::string> rails;  // probes[].rails; empty: every rail of the host
-};
-
 // One probe the plan asks for.
-struct PlannedProbe {
+struct PlanCommandProbe {
   std::string peer;  // the peer's target
   std::string rail;  // a rail, or for a multi-rail kind its rails joined with "+"
   std::string kind;
-  auto operator<=>(const PlannedProbe&) const = default;
+  auto operator<=>(const PlanCommandProbe&) const = default;
 };
 
-// The probes of `plan` (PlanForHost over `rails`, in the host's order): a single-rail kind probes
-// every planned pair of its rails; a multi-rail kind runs once per planned peer of its first rail,
-// over all its rails at once (rail "rail0+rail1"). Sorted by peer, rail, kind. Throws
-// std::invalid_argument for an unknown kind.
-std::vector<PlannedProbe> PlannedProbes(const std::vector<fleet::PlannedPair>& plan,
-                                        const std::vector<std::string>& rails,
-                                        const std::vector<PlanKind>& kinds);
+// The probes the agent schedules for the planned `pairs` (PlanFleetProbes: each probes[] entry
+// without peers; a single-rail kind over every planned pair of its rails, a multi-rail kind once
+// per planned peer of its first rail, over all its rails), one per peer, rail and kind, sorted.
+// `rails` are the host's, in its order; `config` must have a fleet section. Throws ConfigError
+// when an entry names a rail that is not among `rails`.
+std::vector<PlanCommandProbe> ProbesOfPlan(const AgentConfig& config,
+                                           const std::vector<std::string>& rails,
+                                           const std::vector<fleet::PlannedPair>& pairs);
 
 // {"self": ..., "epoch": ..., "probes": [{"peer", "rail", "kind"}, ...]}
 std::string FormatPlanJson(const std::string& self, std::uint64_t epoch,
-                           const std::vector<PlannedProbe>& probes);
+                           const std::vector<PlanCommandProbe>& probes);
 // One line per probe: "<peer> <rail> <kind>".
-std::string FormatPlanText(const std::vector<PlannedProbe>& probes);
+std::string FormatPlanText(const std::vector<PlanCommandProbe>& probes);
 
 // The exit code: 0 with the plan on `out`; 2 with one line on `err` when it cannot be computed (a
 // peers file that cannot be read or parsed, self not among its targets, a rail self's target does

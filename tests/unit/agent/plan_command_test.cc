@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -38,33 +39,55 @@ class TempFile {
 const std::vector<fleet::PlannedPair> kPlan = {
     {"10.0.0.2:9841", "rail0"}, {"10.0.0.3:9841", "rail0"}, {"10.0.0.4:9841", "rail1"}};
 
-TEST(PlannedProbesTest, SingleRailKindsProbeEveryPlannedPair) {
-  const auto probes = PlannedProbes(kPlan, {"rail0", "rail1"}, {{"ucx_rtt", {}}});
-  EXPECT_THAT(probes, ElementsAre(PlannedProbe{"10.0.0.2:9841", "rail0", "ucx_rtt"},
-                                  PlannedProbe{"10.0.0.3:9841", "rail0", "ucx_rtt"},
-                                  PlannedProbe{"10.0.0.4:9841", "rail1", "ucx_rtt"}));
+// A configuration with a fleet section whose probes[] entries (none naming peers) are `kinds`,
+// each over `rails` (empty: every rail).
+AgentConfig FleetConfigWith(const std::vector<std::string>& kinds,
+                            const std::vector<std::string>& rails = {}) {
+  AgentConfig config;
+  config.fleet = FleetConfig{};
+  for (const auto& kind : kinds) {
+    ProbeConfig entry;
+    entry.kind = kind;
+    entry.rails = rails;
+    config.probes.push_back(entry);
+  }
+  return config;
 }
 
-TEST(PlannedProbesTest, MultiRailKindsRunOverAllRailsWithTheFirstRailsPeers) {
-  const auto probes = PlannedProbes(kPlan, {"rail0", "rail1"}, {{"multirail_capacity", {}}});
+TEST(ProbesOfPlanTest, SingleRailKindsProbeEveryPlannedPair) {
+  const auto probes = ProbesOfPlan(FleetConfigWith({"ucx_rtt"}), {"rail0", "rail1"}, kPlan);
+  EXPECT_THAT(probes, ElementsAre(PlanCommandProbe{"10.0.0.2:9841", "rail0", "ucx_rtt"},
+                                  PlanCommandProbe{"10.0.0.3:9841", "rail0", "ucx_rtt"},
+                                  PlanCommandProbe{"10.0.0.4:9841", "rail1", "ucx_rtt"}));
+}
+
+TEST(ProbesOfPlanTest, MultiRailKindsRunOverAllRailsWithTheFirstRailsPeers) {
+  const auto probes =
+      ProbesOfPlan(FleetConfigWith({"multirail_capacity"}), {"rail0", "rail1"}, kPlan);
   EXPECT_THAT(probes,
-              ElementsAre(PlannedProbe{"10.0.0.2:9841", "rail0+rail1", "multirail_capacity"},
-                          PlannedProbe{"10.0.0.3:9841", "rail0+rail1", "multirail_capacity"}));
+              ElementsAre(PlanCommandProbe{"10.0.0.2:9841", "rail0+rail1", "multirail_capacity"},
+                          PlanCommandProbe{"10.0.0.3:9841", "rail0+rail1", "multirail_capacity"}));
 }
 
-TEST(PlannedProbesTest, AKindsRailsNarrowItsProbes) {
-  EXPECT_THAT(PlannedProbes(kPlan, {"rail0", "rail1"}, {{"ucx_throughput", {"rail1"}}}),
-              ElementsAre(PlannedProbe{"10.0.0.4:9841", "rail1", "ucx_throughput"}));
-  EXPECT_THAT(PlannedProbes(kPlan, {"rail0", "rail1"}, {{"ucx_throughput", {"rail7"}}}), IsEmpty());
+TEST(ProbesOfPlanTest, AnEntrysRailsNarrowItsProbes) {
+  EXPECT_THAT(
+      ProbesOfPlan(FleetConfigWith({"ucx_throughput"}, {"rail1"}), {"rail0", "rail1"}, kPlan),
+      ElementsAre(PlanCommandProbe{"10.0.0.4:9841", "rail1", "ucx_throughput"}));
+  EXPECT_THROW(
+      ProbesOfPlan(FleetConfigWith({"ucx_throughput"}, {"rail7"}), {"rail0", "rail1"}, kPlan),
+      ConfigError);
 }
 
-TEST(PlannedProbesTest, RepeatedKindsAreListedOnce) {
-  EXPECT_THAT(PlannedProbes(kPlan, {"rail0", "rail1"}, {{"ucx_rtt", {}}, {"ucx_rtt", {}}}),
+TEST(ProbesOfPlanTest, EntriesOfOneKindAreListedOnce) {
+  EXPECT_THAT(ProbesOfPlan(FleetConfigWith({"ucx_rtt", "ucx_rtt"}), {"rail0", "rail1"}, kPlan),
               SizeIs(3));
 }
 
-TEST(PlannedProbesTest, UnknownKindThrows) {
-  EXPECT_THROW(PlannedProbes(kPlan, {"rail0"}, {{"ping", {}}}), std::invalid_argument);
+TEST(ProbesOfPlanTest, EntriesNamingPeersAreNotThePlans) {
+  auto config = FleetConfigWith({"ucx_rtt"});
+  config.peers.push_back({"b", "10.0.0.9:9841"});
+  config.probes.front().peers = {"b"};
+  EXPECT_THAT(ProbesOfPlan(config, {"rail0", "rail1"}, kPlan), IsEmpty());
 }
 
 std::string PeersFile(int hosts) {
@@ -195,6 +218,37 @@ TEST(PlanCommandTest, RefusesWhatItCannotPlanWithOneLine) {
     EXPECT_THAT(outcome.err, HasSubstr(c.message)) << c.name;
     EXPECT_EQ(std::count(outcome.err.begin(), outcome.err.end(), '\n'), 1) << c.name;
   }
+}
+
+TEST(PlanCommandTest, KindsComeFromTheConfigurationsEntriesWithoutPeers) {
+  const TempFile peers(PeersFile(10));
+  const TempFile config(R"(
+fleet:
+  peers_per_rail: 2
+  seed: 5
+  discovery:
+    static: ["10.0.0.1:9841"]
+probes:
+  - kind: ucx_throughput
+    rails: [rail1]
+  - kind: tcp_rtt
+)");
+  auto options = Options(peers.path(), "10.0.0.1:9841");
+  options.config_file = config.path();
+  const auto outcome = RunPlan(options);
+  ASSERT_EQ(outcome.code, 0) << outcome.err;
+  const auto json = nlohmann::json::parse(outcome.out);
+  // k = 2 from the configuration: 2 peers over rail1 for ucx_throughput, 2 on each rail for
+  // tcp_rtt.
+  ASSERT_THAT(json["probes"], SizeIs(6));
+  std::map<std::string, int> by_kind;
+  for (const auto& entry : json["probes"]) ++by_kind[entry["kind"].get<std::string>()];
+  EXPECT_EQ(by_kind["ucx_throughput"], 2);
+  EXPECT_EQ(by_kind["tcp_rtt"], 4);
+  // The flags win over the configuration.
+  options.peers_per_rail = 1;
+  options.kinds = {"ucx_rtt"};
+  EXPECT_THAT(nlohmann::json::parse(RunPlan(options).out)["probes"], SizeIs(2));
 }
 
 TEST(PlanCommandTest, DefaultRailsComeFromSysfs) {
