@@ -11,6 +11,7 @@
 
 #include "rail/agent/agent.h"
 #include "rail/agent/doctor.h"
+#include "rail/agent/plan_command.h"
 #include "rail/agent/probe_command.h"
 #include "rail/base/build_info.h"
 #include "rail/base/log.h"
@@ -36,6 +37,14 @@ struct CommandLine {
   CLI::App* probe_command = nullptr;
   rail::agent::DoctorOptions doctor;
   CLI::App* doctor_command = nullptr;
+  rail::agent::PlanCommandOptions plan;
+  // The plan's numbers as given; each counts only when its flag was (else the configuration's).
+  std::string plan_self;
+  std::uint64_t plan_epoch = 0;
+  unsigned plan_peers_per_rail = rail::fleet::kDefaultPeersPerRail;
+  std::uint64_t plan_seed = 0;
+  std::map<std::string, const CLI::Option*> plan_flags;
+  CLI::App* plan_command = nullptr;
 };
 
 void AddAgentFlags(CLI::App& app, CommandLine& cl) {
@@ -144,6 +153,39 @@ void AddDoctorCommand(CLI::App& app, CommandLine& cl) {
       "Shared secret (default: the configuration's responder.secret_file)");
 }
 
+void AddPlanCommand(CLI::App& app, CommandLine& cl) {
+  cl.plan_command = app.add_subcommand(
+      "plan",
+      "Print the probes the fleet plan gives a host (peer, rail, kind), computed as every agent "
+      "computes it; runs no probe (exit 0, or 2 with one line when it cannot)");
+  // --path.sysfs and --config.file may also follow `plan`.
+  cl.plan_command->fallthrough();
+  cl.plan_command
+      ->add_option("--peers-file", cl.plan.peers_file,
+                   "The fleet's targets in file_sd format (JSON or YAML)")
+      ->required();
+  cl.plan_flags["self"] = cl.plan_command->add_option(
+      "--self", cl.plan_self,
+      "The host's target in the peers file, HOST:PORT (default: the configuration's fleet.self)");
+  cl.plan_command
+      ->add_option("--rails", cl.plan.rails,
+                   "Rails to plan, comma-separated (default: this host's rails in sysfs)")
+      ->delimiter(',');
+  cl.plan_flags["epoch"] = cl.plan_command->add_option(
+      "--epoch", cl.plan_epoch, "Epoch number (default: the epoch now, by fleet.epoch)");
+  cl.plan_flags["peers-per-rail"] = cl.plan_command->add_option(
+      "--peers-per-rail", cl.plan_peers_per_rail,
+      "Peers each host probes per rail (default: fleet.peers_per_rail, else 3)");
+  cl.plan_flags["seed"] = cl.plan_command->add_option("--seed", cl.plan_seed,
+                                                      "Plan seed (default: fleet.seed, else 0)");
+  cl.plan_command
+      ->add_option("--kinds", cl.plan.kinds,
+                   "Probe kinds, comma-separated (default: the configuration's probes[] without "
+                   "peers, else ucx_rtt,ucx_throughput)")
+      ->delimiter(',');
+  cl.plan_command->add_option("--output", cl.plan.output, "text or json");
+}
+
 int Fail(const std::string& message) {
   std::cerr << "rail_exporter: " << message << "\n";
   return 2;
@@ -188,6 +230,18 @@ int RunDoctor(CommandLine& cl) {
   cl.doctor.cuda_library = cl.options.cuda_library;
   if (!ConfigureLogging(cl)) return 2;
   return rail::agent::RunDoctor(cl.doctor, std::cout, std::cerr);
+}
+
+int RunPlan(CommandLine& cl) {
+  auto& plan = cl.plan;
+  plan.sysfs_root = cl.options.sysfs_root;
+  plan.config_file = cl.options.config_file;
+  if (cl.plan_flags.at("self")->count() > 0) plan.self = cl.plan_self;
+  if (cl.plan_flags.at("epoch")->count() > 0) plan.epoch = cl.plan_epoch;
+  if (cl.plan_flags.at("peers-per-rail")->count() > 0) plan.peers_per_rail = cl.plan_peers_per_rail;
+  if (cl.plan_flags.at("seed")->count() > 0) plan.seed = cl.plan_seed;
+  if (!ConfigureLogging(cl)) return 2;
+  return rail::agent::RunPlanCommand(plan, std::cout, std::cerr);
 }
 
 void TuneProcess() {
@@ -246,6 +300,7 @@ int main(int argc, char** argv) {
   AddAgentFlags(app, cl);
   AddProbeCommand(app, cl);
   AddDoctorCommand(app, cl);
+  AddPlanCommand(app, cl);
   AddCollectorFlags(app, cl);
   try {
     app.parse(argc, argv);
@@ -266,5 +321,6 @@ int main(int argc, char** argv) {
   }
   if (!cl.config_file.empty()) cl.options.config_file = cl.config_file;
   if (*cl.doctor_command) return RunDoctor(cl);
+  if (*cl.plan_command) return RunPlan(cl);
   return *cl.probe_command ? RunProbe(cl) : RunAgent(cl);
 }

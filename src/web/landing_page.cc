@@ -96,6 +96,26 @@ void RenderGpus(std::ostringstream& html, const std::vector<LandingGpuRow>& gpus
   html << "</table>\n";
 }
 
+void RenderFleet(std::ostringstream& html, const std::optional<LandingFleet>& fleet) {
+  if (!fleet) return;
+  html << "<h2>Fleet</h2>\n<p id=\"fleet\">";
+  if (fleet->self.empty()) {
+    html << "<span class=\"bad\">This agent is not among the " << fleet->peers
+         << " discovered targets: it probes no fleet peer.</span>";
+  } else {
+    html << "This agent is " << Escape(fleet->self) << " among " << fleet->peers
+         << " targets; epoch " << fleet->epoch << ".";
+  }
+  html << "</p>\n<ul id=\"fleet-sources\">";
+  for (const auto& source : fleet->sources) html << "<li>" << Escape(source) << "</li>";
+  html
+      << "</ul>\n<table id=\"fleet-plan\"><tr><th>rail</th><th>peers probed this epoch</th></tr>\n";
+  for (const auto& [rail, peers] : fleet->planned) {
+    html << "<tr><td>" << Escape(rail) << "</td><td>" << Escape(peers) << "</td></tr>\n";
+  }
+  html << "</table>\n";
+}
+
 void RenderRow(std::ostringstream& html, const LandingRailRow& row) {
   html << "<tr class=\"rail\" data-rail=\"" << Escape(row.rail) << "\"><td>" << Escape(row.rail)
        << "</td><td>" << Escape(row.device) << "</td><td>" << Escape(row.netdev)
@@ -136,6 +156,7 @@ std::string RenderLandingPage(const LandingPage& page) {
   html << "</table>\n";
   if (page.rails.empty()) html << "<p id=\"no-rails\">No rail: no active RDMA port.</p>\n";
   RenderGpus(html, page.gpus);
+  RenderFleet(html, page.fleet);
   html << "<h2>Host checks</h2>\n";
   if (page.host_failing.empty()) {
     html << "<p id=\"host-checks\" class=\"ok\">No failing host check.</p>\n";

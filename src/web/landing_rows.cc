@@ -202,6 +202,25 @@ std::vector<health::CheckResult> HostFailingChecks(const std::vector<LandingRail
   return host;
 }
 
+LandingFleet BuildLandingFleet(const fleet::FleetStatus& status) {
+  LandingFleet fleet;
+  fleet.self = status.self;
+  fleet.peers = status.peers;
+  fleet.epoch = status.epoch;
+  for (const auto& source : status.sources) {
+    fleet.sources.push_back(source.name + ": " + std::to_string(source.targets) + " target(s)" +
+                            (source.healthy ? "" : ", failing: " + source.last_error));
+  }
+  for (const auto& [rail, count] : status.rails) {
+    std::string peers;
+    for (const auto& pair : status.pairs) {
+      if (pair.rail == rail) peers += (peers.empty() ? "" : ", ") + pair.peer;
+    }
+    fleet.planned.emplace_back(rail, peers.empty() ? "none" : peers);
+  }
+  return fleet;
+}
+
 LandingPage BuildLandingPage(collectors::Scrape& scrape, LandingPage page) {
   const auto& verdicts = scrape.Verdicts();
   std::vector<probe::SeriesState> current;
@@ -218,6 +237,9 @@ LandingPage BuildLandingPage(collectors::Scrape& scrape, LandingPage page) {
     page.host_fixes.push_back(health::Remedy(check, scrape.Rails(), &scrape.Topology()));
   }
   page.gpus = BuildLandingGpuRows(scrape.Topology());
+  if (scrape.sources().fleet) {
+    if (const auto status = scrape.sources().fleet()) page.fleet = BuildLandingFleet(*status);
+  }
   return page;
 }
 

@@ -45,6 +45,15 @@ struct LandingGpuRow {
   std::string nearest;  // "mlx5_0 (PIX)", "integrated: pinned host memory", "no RDMA device"
 };
 
+// The fleet: who this agent is among the discovered targets and whom it probes this epoch.
+struct LandingFleet {
+  std::string self;  // empty: not found among the targets
+  std::size_t peers = 0;
+  std::uint64_t epoch = 0;
+  std::vector<std::string> sources;  // "file_sd:/etc/peers.json: 4 targets" or "...: failing: why"
+  std::vector<std::pair<std::string, std::string>> planned;  // rail, its planned peers joined
+};
+
 struct LandingPage {
   std::string version;
   std::string revision;
@@ -56,6 +65,7 @@ struct LandingPage {
   std::vector<health::CheckResult> host_failing;  // failing checks not tied to one rail
   std::vector<std::string> host_fixes;            // health::Remedy of each, same order
   std::vector<LandingGpuRow> gpus;
+  std::optional<LandingFleet> fleet;  // with a fleet section
   unsigned refresh_seconds = 10;
 };
 
@@ -74,6 +84,9 @@ std::vector<health::CheckResult> HostFailingChecks(const std::vector<LandingRail
 
 // The GPUs in PCI address order.
 std::vector<LandingGpuRow> BuildLandingGpuRows(const inventory::PcieTopology& topology);
+
+// The fleet's status as the page shows it.
+LandingFleet BuildLandingFleet(const fleet::FleetStatus& status);
 
 // The page of one scrape: its rows and failing checks from the scrape's inventory and verdicts.
 // `page` brings the header (versions, paths); has_rdma_devices, rails and host_failing are set.

@@ -2,12 +2,12 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
 
 #include <deque>
 #include <sstream>
 
+#include "support/captured_log.h"
 #include "support/fake_clock.h"
 
 namespace rail::fleet {
@@ -17,27 +17,7 @@ using std::chrono::seconds;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
-// Captures what spdlog's default logger writes while the test runs.
-class CapturedLog {
- public:
-  CapturedLog() : previous_(spdlog::default_logger()) {
-    auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(stream_);
-    sink->set_pattern("%l %v");
-    auto logger = std::make_shared<spdlog::logger>("discovery_test", sink);
-    logger->set_level(spdlog::level::info);
-    spdlog::set_default_logger(logger);
-  }
-  ~CapturedLog() { spdlog::set_default_logger(previous_); }
-  std::string Take() {
-    std::string text = stream_.str();
-    stream_.str("");
-    return text;
-  }
-
- private:
-  std::ostringstream stream_;
-  std::shared_ptr<spdlog::logger> previous_;
-};
+using CapturedLog = rail::test::CapturedLog;
 
 // Answers with the results a test queued, one per Fetch; counts the fetches.
 class FakeSource final : public Source {

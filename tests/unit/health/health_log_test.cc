@@ -1,11 +1,11 @@
 // HealthLog logs a verdict when it changes, never twice for the same verdict.
 #include <gmock/gmock.h>
-#include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
 
 #include <sstream>
 
 #include "rail/health/checks.h"
+#include "support/captured_log.h"
 
 namespace rail::health::test {
 namespace {
@@ -13,29 +13,7 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
-// Captures what spdlog's default logger writes while the test runs.
-class CapturedLog {
- public:
-  CapturedLog() : previous_(spdlog::default_logger()) {
-    auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(stream_);
-    sink->set_pattern("%l %v");
-    auto logger = std::make_shared<spdlog::logger>("health_log_test", sink);
-    logger->set_level(spdlog::level::info);
-    spdlog::set_default_logger(logger);
-  }
-  ~CapturedLog() { spdlog::set_default_logger(previous_); }
-
-  // What was logged since the last call.
-  std::string Take() {
-    std::string text = stream_.str();
-    stream_.str("");
-    return text;
-  }
-
- private:
-  std::ostringstream stream_;
-  std::shared_ptr<spdlog::logger> previous_;
-};
+using CapturedLog = rail::test::CapturedLog;
 
 CheckResult Ok(const std::string& check, const std::string& rail) {
   return {check, rail, "", true, ""};

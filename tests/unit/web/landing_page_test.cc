@@ -233,5 +233,33 @@ TEST(LandingRowsTest, GpusShowTheirLinkAndNearestRdmaDevice) {
   EXPECT_EQ(RenderLandingPage(LandingPage{}).find("id=\"gpus\""), std::string::npos);
 }
 
+TEST(LandingPageTest, TheFleetSectionNamesThisAgentItsSourcesAndItsPeers) {
+  fleet::FleetStatus status;
+  status.self = "10.0.0.1:9841";
+  status.peers = 4;
+  status.epoch = 12;
+  status.pairs = {{"10.0.0.2:9841", "rail0"}, {"10.0.0.3:9841", "rail0"}};
+  status.rails = {{"rail0", 2}, {"rail1", 0}};
+  fleet::SourceStatus broken;
+  broken.name = "file_sd:peers.json";
+  broken.targets = 4;
+  broken.last_error = "peers.json: [0].targets[1]: \"<b>\" has no port";
+  status.sources = {broken};
+  LandingPage page;
+  page.fleet = BuildLandingFleet(status);
+  const std::string html = RenderLandingPage(page);
+  EXPECT_NE(html.find("This agent is 10.0.0.1:9841 among 4 targets; epoch 12."), std::string::npos);
+  EXPECT_NE(html.find("<td>rail0</td><td>10.0.0.2:9841, 10.0.0.3:9841</td>"), std::string::npos);
+  EXPECT_NE(html.find("<td>rail1</td><td>none</td>"), std::string::npos);
+  EXPECT_NE(html.find("failing: peers.json"), std::string::npos);
+  EXPECT_EQ(html.find("<b>"), std::string::npos);  // escaped
+
+  status.self.clear();
+  page.fleet = BuildLandingFleet(status);
+  EXPECT_NE(RenderLandingPage(page).find("not among the 4 discovered targets"), std::string::npos);
+  page.fleet.reset();
+  EXPECT_EQ(RenderLandingPage(page).find("<h2>Fleet</h2>"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace rail::web
