@@ -98,7 +98,7 @@ void FleetProbing::Update() {
   options.epoch = fleet::EpochAt(clock_.WallNow(), config_.epoch);
   const auto planned = self.empty() ? std::vector<fleet::PlannedPair>{}
                                     : fleet::PlanForHost(targets, self, rails_, options);
-  const auto names = peer_names_ ? peer_names_() : std::map<std::string, std::string>{};
+  const auto& names = LearnNames(targets);
   const auto merged = fleet::MergeDuplicates(planned, names, identity_.name);
   bool changed = false;
   {
@@ -118,6 +118,19 @@ void FleetProbing::Update() {
   spdlog::info("fleet: epoch {}, {} target(s), self {}: {} planned pair(s)", options.epoch,
                targets.size(), self.empty() ? "not found" : self, merged.pairs.size());
   on_change_(merged.pairs);
+}
+
+const std::map<std::string, std::string>& FleetProbing::LearnNames(
+    const std::vector<fleet::Target>& targets) {
+  if (peer_names_) {
+    for (auto& [target, name] : peer_names_()) known_names_[target] = std::move(name);
+  }
+  std::erase_if(known_names_, [&targets](const auto& entry) {
+    return std::none_of(targets.begin(), targets.end(), [&entry](const fleet::Target& target) {
+      return target.address == entry.first;
+    });
+  });
+  return known_names_;
 }
 
 void FleetProbing::RecordNames(const std::vector<fleet::PlannedPair>& planned,

@@ -52,6 +52,9 @@ class FleetProbing {
  private:
   void Loop();
   std::string FindSelf(const std::vector<fleet::Target>& targets);
+  // The names targets answered with, kept while they are discovered: a duplicate left out of the
+  // plan is probed no more, so its name must outlive its series, or it would come back.
+  const std::map<std::string, std::string>& LearnNames(const std::vector<fleet::Target>& targets);
   // Under mutex_: the planned peers' names, and the duplicates left out (logged when they change).
   void RecordNames(const std::vector<fleet::PlannedPair>& planned,
                    const std::map<std::string, std::string>& names,
@@ -69,6 +72,7 @@ class FleetProbing {
   std::condition_variable wake_;
   bool stopping_ = false;
   fleet::FleetStatus status_;
+  std::map<std::string, std::string> known_names_;  // fleet thread only
   std::string self_error_;  // the last reason this agent was not found, logged on change
   std::thread thread_;
 };

@@ -92,5 +92,19 @@ TEST(FleetProbingTest, ATargetAnsweringWithOurNameIsDropped) {
   for (const auto& pair : harness.changes.back()) EXPECT_EQ(pair.peer, "10.0.0.3:9841");
 }
 
+TEST(FleetProbingTest, ADuplicateStaysOutAfterItsSeriesAreGone) {
+  Harness harness;
+  auto fleet = harness.Make(3, "10.0.0.1:9841");
+  fleet->Update();
+  harness.names = {{"10.0.0.2:9841", "node1"}};
+  fleet->Update();
+  ASSERT_EQ(harness.changes.size(), 2u);
+  // Its series are withdrawn with the new plan, so the store no longer knows its name.
+  harness.names.clear();
+  for (int i = 0; i < 3; ++i) fleet->Update();
+  EXPECT_EQ(harness.changes.size(), 2u);
+  EXPECT_EQ(fleet->Status().duplicates, std::vector<std::string>{"10.0.0.2:9841"});
+}
+
 }  // namespace
 }  // namespace rail::agent
