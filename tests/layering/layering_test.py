@@ -52,6 +52,8 @@ EXTERNAL_HEADERS = {
     "yaml-cpp/": {"fleet", "web", "agent"},  # fleet: file_sd files (JSON or YAML)
     "CLI/": {MAIN},
     "openssl/": {"peer", "web"},
+    # fleet: DNS discovery, the plan's hash, Kubernetes discovery
+    "ares.h": {"fleet"}, "ares_": {"fleet"}, "xxhash.h": {"fleet"}, "curl/": {"fleet"},
 }
 EXTERNAL_LIBRARIES = {
     "ucx::": {PROBE_UCX},
@@ -61,6 +63,7 @@ EXTERNAL_LIBRARIES = {
     "CLI11::": {MAIN},
     "OpenSSL::": {"peer", "web"},
     "PkgConfig::IBVERBS": {PROBE_UCX, "gpu"},
+    "PkgConfig::CARES": {"fleet"}, "PkgConfig::XXHASH": {"fleet"}, "PkgConfig::CURL": {"fleet"},
 }
 
 MAX_FILE_LINES = 400
