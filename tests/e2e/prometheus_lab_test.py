@@ -17,7 +17,8 @@ RailProbeThroughputLow). The expressions are the shipped ones, byte for byte.
 What it shows:
 * both targets are up;
 * every recording rule of rail_rules.yml returns data, except those on NO_DATA_IN_LAB, each with
-  the reason the lab cannot produce it; a rule on that list that does return data fails too;
+  the reason the lab cannot produce it; a rule on that list that does return data fails too
+  (those on NOISY_IN_LAB, whose data depends on the machine's noise, are only reported);
 * every panel expression of the Grafana dashboards (tests/e2e/dashboards.py, when present:
   dashboard_expressions()) returns data, with the same kind of exception list;
 * after rail 1 is throttled to a twentieth of what its TCP probes measured unthrottled,
@@ -96,9 +97,16 @@ ABSENT_IN_LAB = {
 # rule has a netdev branch for rails without an RDMA device (veth speed is
 # class/net/<veth>/speed = 10000), and the fleet views work on static peers too (each host is
 # the other's only prober). A rule listed here that returns data fails the test.
-NO_DATA_IN_LAB = {
-    "fleet_rail:sick": "a series per sick rail index only; both hosts' rails are healthy before "
-                       "the throttle (and throttling rail 1 slows both hosts alike)",
+NO_DATA_IN_LAB = {}
+
+# Recording rules whose data in the lab depends on the machine's noise: neither required nor
+# refused, and reported either way. {record: reason}.
+NOISY_IN_LAB = {
+    "fleet_rail:sick": "a series per sick rail index only. Each host is the other's only prober, "
+                       "so the fleet median of a rail is the mean of two runs: a UCX run that a "
+                       "busy 2-core machine slows to under a third of the other's makes its peer "
+                       "sick, and one of two hosts is over the 25% of hosts that make a rail "
+                       "index sick",
 }
 
 # Dashboard expressions that cannot have data in the lab, beyond those reading ABSENT_IN_LAB
@@ -262,9 +270,13 @@ class PrometheusLabTest(lab.LabTestCase):
 
     def test_2_every_recording_rule_returns_data(self):
         self.assertGreater(len(self.records), 0)
-        self.assertTrue(set(NO_DATA_IN_LAB) <= set(self.records), NO_DATA_IN_LAB)
-        self.wait_for_data({record: record for record in self.records}, NO_DATA_IN_LAB,
-                           "recording rules")
+        self.assertTrue(set(NO_DATA_IN_LAB) | set(NOISY_IN_LAB) <= set(self.records))
+        self.wait_for_data({record: record for record in self.records
+                            if record not in NOISY_IN_LAB}, NO_DATA_IN_LAB, "recording rules")
+        for record, reason in sorted(NOISY_IN_LAB.items()):
+            print("recording rule %s in the lab, which depends on noise: %s (%s)" % (
+                "with data" if self.prometheus.query(record) else "without data", record,
+                reason))
         # Both hosts, both rails, where the rule is per rail.
         for record in ("rail:transmit_bytes:rate1m", "rail:line_rate_bytes_per_second",
                        "rail:probe_throughput:ratio_sibling_median"):
