@@ -47,7 +47,7 @@ import dashboards
 import harness
 import lab
 import prometheus_server
-from prometheus_server import JOB, RULES, Prometheus, rules_with_for, series_text
+from prometheus_server import JOB, series_text, start_scraping
 
 PREFIX = os.environ.get("RAIL_LAB_PREFIX", "rlfleet")
 MGMT_NET = os.environ.get("RAIL_LAB_MGMT_NET", "10.212.0")
@@ -158,19 +158,7 @@ class LabFleetTest(lab.LabTestCase):
                 host, ["--config.file=" + cls.configs[host]],
                 address=cls.lab.mgmt_address(host), name="rail_exporter@" + host)
 
-        cls.rules = cls.lab.write("rail_rules.yml", rules_with_for(RULES, ALERT_FOR))
-        config = {  # JSON is YAML
-            "global": {"scrape_interval": "2s", "scrape_timeout": "2s",
-                       "evaluation_interval": "2s"},
-            "rule_files": [cls.rules],
-            "scrape_configs": [{
-                "job_name": JOB,
-                "static_configs": [{"targets": [agent.target], "labels": {"instance": host}}
-                                   for host, agent in cls.agents.items()],
-            }],
-        }
-        path = cls.lab.write("prometheus.yml", json.dumps(config, indent=2))
-        cls.prometheus = cls.lab.track(Prometheus(path, os.path.join(cls.lab.tmp, "data")))
+        cls.prometheus = start_scraping(cls.lab, cls.agents, ALERT_FOR, "2s")
         print("lab set up in %.1f s" % (time.monotonic() - cls.started))
 
     @classmethod

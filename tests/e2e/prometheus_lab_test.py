@@ -39,7 +39,7 @@ import yaml
 import harness
 import lab
 import prometheus_server
-from prometheus_server import JOB, RULES, Prometheus, rules_with_for, series_text
+from prometheus_server import JOB, RULES, series_text, start_scraping
 
 PREFIX = os.environ.get("RAIL_LAB_PREFIX", "rlprom")
 MGMT_NET = os.environ.get("RAIL_LAB_MGMT_NET", "10.210.0")
@@ -179,20 +179,7 @@ class PrometheusLabTest(lab.LabTestCase):
             rules = yaml.safe_load(handle)
         cls.records = [rule["record"] for group in rules["groups"] for rule in group["rules"]
                        if "record" in rule]
-        cls.rules = cls.lab.write("rail_rules.yml", rules_with_for(RULES, ALERT_FOR))
-        # JSON is YAML: the configuration needs no YAML writer.
-        config = {
-            "global": {"scrape_interval": "1s", "scrape_timeout": "1s",
-                       "evaluation_interval": "1s"},
-            "rule_files": [cls.rules],
-            "scrape_configs": [{
-                "job_name": JOB,
-                "static_configs": [{"targets": [agent.target], "labels": {"instance": host}}
-                                   for host, agent in cls.agents.items()],
-            }],
-        }
-        path = cls.lab.write("prometheus.yml", json.dumps(config, indent=2))
-        cls.prometheus = cls.lab.track(Prometheus(path, os.path.join(cls.lab.tmp, "data")))
+        cls.prometheus = start_scraping(cls.lab, cls.agents, ALERT_FOR, "1s")
         print("lab set up in %.1f s" % (time.monotonic() - cls.started))
 
     @classmethod
@@ -277,12 +264,19 @@ class PrometheusLabTest(lab.LabTestCase):
             print("recording rule %s in the lab, which depends on noise: %s (%s)" % (
                 "with data" if self.prometheus.query(record) else "without data", record,
                 reason))
-        # Both hosts, both rails, where the rule is per rail.
+        # Both hosts, both rails, where the rule is per rail. A rate needs two scrapes of each
+        # host, and one host's second scrape may come after the other's: polled to the deadline.
+        expected = {(h, r) for h in HOSTS for r in ("rail0", "rail1")}
+        deadline = self.started + DATA_TIMEOUT
         for record in ("rail:transmit_bytes:rate1m", "rail:line_rate_bytes_per_second",
                        "rail:probe_throughput:ratio_sibling_median"):
-            seen = {(s["metric"]["instance"], s["metric"]["rail"])
-                    for s in self.prometheus.query(record)}
-            self.assertEqual(seen, {(h, r) for h in HOSTS for r in ("rail0", "rail1")}, record)
+            while True:
+                seen = {(s["metric"]["instance"], s["metric"]["rail"])
+                        for s in self.prometheus.query(record)}
+                if seen == expected or time.monotonic() > deadline:
+                    break
+                time.sleep(POLL)
+            self.assertEqual(seen, expected, record)
 
     def test_3_every_dashboard_expression_returns_data(self):
         exprs = dashboard_expressions()

@@ -5,6 +5,7 @@ free port, its HTTP API read, and the shipped rule files copied with shorter `fo
 * series_text(): an instant vector as readable lines, for failure messages.
 * rules_with_for(): a rule file's text with every alert's `for:` replaced (a test cannot wait the
   minutes the shipped rules wait), nothing else changed.
+* start_scraping(): a server in a lab on the shipped rules (that `for:`), scraping its agents.
 """
 
 import json
@@ -90,3 +91,21 @@ def rules_with_for(path, duration):
         raise AssertionError("rewrote %d `for:` lines, %s has %d alerts" % (
             count, os.path.basename(path), len(alerts)))
     return text
+
+
+def start_scraping(lab, agents, alert_for, interval):
+    """A Prometheus tracked by lab, evaluating rail_rules.yml with every alert's `for:` set to
+    alert_for, scraping each agent ({host: agent}) as instance=host every interval ("2s")."""
+    rules = lab.write("rail_rules.yml", rules_with_for(RULES, alert_for))
+    config = {  # JSON is YAML: the configuration needs no YAML writer
+        "global": {"scrape_interval": interval, "scrape_timeout": interval,
+                   "evaluation_interval": interval},
+        "rule_files": [rules],
+        "scrape_configs": [{
+            "job_name": JOB,
+            "static_configs": [{"targets": [agent.target], "labels": {"instance": host}}
+                               for host, agent in agents.items()],
+        }],
+    }
+    path = lab.write("prometheus.yml", json.dumps(config, indent=2))
+    return lab.track(Prometheus(path, os.path.join(lab.tmp, "data")))
