@@ -144,12 +144,33 @@ class PackageTest(unittest.TestCase):
             self.check_without_secret()
         with self.subTest("serving"):
             self.check_serving()
+        with self.subTest("removed, then installed again"):
+            self.check_remove_and_reinstall()
         run(["dpkg", "--purge", PACKAGE])
         with self.subTest("purged"):
             self.assertFalse(installed(PACKAGE))
             left = [path for path in GONE_AFTER_PURGE if os.path.lexists(path)]
             self.assertEqual(left, [], "left behind by purge")
             self.assertTrue(user_exists(), "the user stays after purge (Debian practice)")
+
+    def check_remove_and_reinstall(self):
+        """Removal keeps the configuration (an edit included) and masks the unit; installing
+        again keeps the edit, lifts the mask and enables the unit again."""
+        with open(CONFIG, "a", encoding="utf-8") as config:
+            config.write("# edited by the package test\n")
+        run(["dpkg", "--remove", PACKAGE])
+        self.assertFalse(os.path.exists(AGENT))
+        self.assertTrue(os.path.exists(CONFIG), "removal keeps conffiles")
+        self.assertTrue(os.path.exists(SECRET), "removal keeps the secret")
+        run(["apt-get", "install", "-y", "-q", "--no-install-recommends", "-o", DPKG_LOCK_WAIT,
+             "-o", "Dpkg::Options::=--force-confold", self.deb], timeout=APT_TIMEOUT,
+            env=dict(os.environ, DEBIAN_FRONTEND="noninteractive"))
+        with open(CONFIG, encoding="utf-8") as config:
+            self.assertIn("# edited by the package test", config.read())
+        self.assertFalse(os.path.lexists("/etc/systemd/system/rail-exporter.service"),
+                         "the mask set on removal is lifted")
+        if shutil.which("deb-systemd-helper"):
+            self.assertTrue(os.path.islink(WANTS), "enabled again")
 
     def check_layout(self):
         listed = set(run(["dpkg", "-L", PACKAGE]).stdout.split())
