@@ -21,11 +21,12 @@ set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
     "Prometheus exporter and prober for multi-rail RDMA hosts")
 # The summary becomes the first line of the Description; this, wrapped, the rest.
 set(CPACK_DEBIAN_PACKAGE_DESCRIPTION
-    "rail_exporter publishes every RDMA port's counters, hw counters and GID table, the rails'
-netdevs, bonds and PCIe paths, and the results of scheduled UCX and TCP probes with peer
-agents over each rail, with health verdicts, on a Prometheus scrape endpoint. The package
-installs the agent and its probe worker, a hardened systemd unit, an example configuration,
-Grafana dashboards and Prometheus rules.")
+    "rail_exporter publishes every RDMA port's counters, hw counters and GID
+table, the rails' netdevs, bonds and PCIe paths, and the results of scheduled
+UCX and TCP probes with peer agents over each rail, with health verdicts, on a
+Prometheus scrape endpoint. The package installs the agent and its probe
+worker, a hardened systemd unit, an example configuration, Grafana dashboards
+and Prometheus rules.")
 set(CPACK_PACKAGING_INSTALL_PREFIX "/usr")
 set(CPACK_STRIP_FILES ON)
 
@@ -49,9 +50,13 @@ set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA
     "${PROJECT_SOURCE_DIR}/deploy/debian/conffiles;${PROJECT_SOURCE_DIR}/deploy/debian/postinst;${PROJECT_SOURCE_DIR}/deploy/debian/prerm;${PROJECT_SOURCE_DIR}/deploy/debian/postrm")
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 
-# What Debian asks of every package: its copyright file; and the deployment guide beside it.
-install(FILES deploy/debian/copyright DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/rail-exporter
-        COMPONENT agent)
+# What Debian asks of every package: its copyright file and changelog (gzip -9, no name or
+# time in the header, as dh_compress makes it); and the deployment guide beside them.
+configure_file(deploy/debian/changelog.in ${CMAKE_CURRENT_BINARY_DIR}/debian/changelog @ONLY)
+execute_process(COMMAND gzip -9 -n -f -k ${CMAKE_CURRENT_BINARY_DIR}/debian/changelog
+                COMMAND_ERROR_IS_FATAL ANY)
+install(FILES deploy/debian/copyright ${CMAKE_CURRENT_BINARY_DIR}/debian/changelog.gz
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/rail-exporter COMPONENT agent)
 install(FILES docs/deploy.md DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/rail-exporter
         RENAME README.md COMPONENT agent OPTIONAL)
 

@@ -31,6 +31,7 @@ def expected_files():
         "etc/default/rail-exporter",
         "lib/systemd/system/rail-exporter.service",
         "usr/share/doc/rail-exporter/copyright",
+        "usr/share/doc/rail-exporter/changelog.gz",
     }
     if os.path.exists(os.path.join(REPO, "docs", "deploy.md")):
         files.add("usr/share/doc/rail-exporter/README.md")

@@ -41,6 +41,7 @@ INSTALLED = [
     "/usr/share/rail_exporter/prometheus/rail_rules.yml",
     "/usr/share/rail_exporter/prometheus/prometheus.example.yml",
     "/usr/share/doc/rail-exporter/copyright",
+    "/usr/share/doc/rail-exporter/changelog.gz",
 ]
 # What purge must leave no trace of.
 GONE_AFTER_PURGE = ["/etc/rail_exporter", DEFAULTS, "/usr/lib/rail_exporter",
@@ -123,6 +124,15 @@ class PackageTest(unittest.TestCase):
             run(["userdel", USER], check=False)
         shutil.rmtree(cls.directory, ignore_errors=True)
         print("package test: %.0f s" % (time.monotonic() - cls.started))
+
+    def test_lintian_findings(self):
+        """Reported, not asserted (lintian is not in scripts/install-deps: it is optional)."""
+        if shutil.which("lintian") is None:
+            self.skipTest("no lintian")
+        result = run(["lintian", "--tag-display-limit", "0", self.deb], check=False, timeout=120)
+        findings = [line for line in (result.stdout + result.stderr).splitlines()
+                    if re.match(r"^[EWIP]: ", line)]
+        print("lintian: %d finding(s)%s" % (len(findings), "".join("\n  " + f for f in findings)))
 
     def test_install_run_purge(self):
         # Only the package's dependencies, not its recommendations (rdma-core would stay).
