@@ -13,6 +13,7 @@ import os
 import pwd
 import re
 import shutil
+import ssl
 import stat
 import subprocess
 import sys
@@ -51,6 +52,10 @@ GONE_AFTER_PURGE = ["/etc/rail_exporter", DEFAULTS, "/usr/lib/rail_exporter",
                     "/var/lib/systemd/deb-systemd-helper-masked/rail-exporter.service"]
 APT_TIMEOUT = 300  # seconds for apt-get to install the package and what it lacks
 DPKG_LOCK_WAIT = "DPkg::Lock::Timeout=120"
+# The lead's change: the agent loads librail_tls_compat.so from /usr/lib/rail_exporter/ (today it
+# looks beside the executable, then in the build tree); set True once it has.
+TLS_SHIM_FROM_LIB_REQUIRED = False
+SHIM = "/usr/lib/rail_exporter/librail_tls_compat.so"
 # The lead's change: without the secret the agent serves /metrics with no peer traffic. Until it
 # lands the agent refuses to start, naming the secret; set True once it has.
 DEGRADED_WITHOUT_SECRET_REQUIRED = False
@@ -154,6 +159,8 @@ class PackageTest(unittest.TestCase):
             self.check_without_secret()
         with self.subTest("serving"):
             self.check_serving()
+        with self.subTest("TLS"):
+            self.check_tls()
         with self.subTest("removed, then installed again"):
             self.check_remove_and_reinstall()
         run(["dpkg", "--purge", PACKAGE])
@@ -162,6 +169,41 @@ class PackageTest(unittest.TestCase):
             left = [path for path in GONE_AFTER_PURGE if os.path.lexists(path)]
             self.assertEqual(left, [], "left behind by purge")
             self.assertTrue(user_exists(), "the user stays after purge (Debian practice)")
+
+    def check_tls(self):
+        """--web.config.file with TLS, as the service user: the endpoint answers over TLS with
+        what the package's dependencies bring, and the dynamic loader says which
+        librail_tls_compat.so the agent loaded."""
+        if shutil.which("openssl") is None:
+            self.skipTest("no openssl")
+        key, crt = (os.path.join(self.directory, name) for name in ("tls.key", "tls.crt"))
+        run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
+             "-nodes", "-keyout", key, "-out", crt, "-days", "1", "-subj", "/CN=127.0.0.1"])
+        web = os.path.join(self.directory, "web.yml")
+        with open(web, "w", encoding="utf-8") as out:
+            out.write("tls_server_config:\n  cert_file: %s\n  key_file: %s\n" % (crt, key))
+        for path in (key, crt, web):
+            os.chmod(path, 0o644)  # the test's throwaway key, read by the service user
+        config = os.path.join(self.directory, "rail_exporter.yml")  # check_serving's
+        agent = harness._Process(as_service_user(
+            ["env", "LD_DEBUG=files", AGENT, "--config.file=" + config,
+             "--web.config.file=" + web, "--web.listen-address=127.0.0.1:0"]), "rail_exporter")
+        self.addCleanup(agent.stop)
+        port = int(agent.wait_for_line(harness.LISTENING).group(1))
+        context = ssl.create_default_context(cafile=crt)
+        context.check_hostname = False
+        status, body, _ = harness.http_get("https://127.0.0.1:%d/metrics" % port,
+                                           context=context)
+        self.assertEqual(status, 200)
+        self.assertIn("rail_exporter_build_info", body)
+        # "generating link map" follows only a file that opened (a path tried first does not).
+        loaded = re.search(r"file=(\S*librail_tls_compat\.so) \[\d+\];\s+generating link map",
+                           agent.stderr_text())
+        self.assertIsNotNone(loaded, "no librail_tls_compat.so in the loader's log")
+        print("TLS: served, with %s" % loaded.group(1))
+        if TLS_SHIM_FROM_LIB_REQUIRED:
+            self.assertEqual(loaded.group(1), SHIM)
+        agent.stop()
 
     def check_remove_and_reinstall(self):
         """Removal keeps the configuration (an edit included) and masks the unit; installing
