@@ -4,8 +4,9 @@ configuration as conffiles and enables the unit; the installed agent runs as tha
 installed configuration, finds its probe worker and serves /metrics; `dpkg --purge` leaves
 nothing behind but the user (Debian practice).
 
-Root only (it installs a package); skips otherwise. The .deb: --deb (or $RAIL_DEB), else cpack
-on --build-dir (the build ctest runs from), which packages what is already built.
+Root only (it installs a package); skips otherwise. The .deb: --deb (or $RAIL_DEB), else
+`scripts/package --from-build` on --build-dir (the build ctest runs from): cpack on what is
+already built.
 """
 
 import grp
@@ -83,20 +84,18 @@ def user_exists():
         return False
 
 
-def build_deb(directory):
-    """The .deb to test: --deb / $RAIL_DEB, else cpack on the build directory."""
+def build_deb():
+    """The .deb to test: --deb / $RAIL_DEB, else `scripts/package --from-build` on the build
+    directory (cpack on what is already built)."""
     deb = harness.OPTIONS.get("deb") or os.environ.get("RAIL_DEB")
     if deb:
         return os.path.abspath(deb)
     build = harness.OPTIONS.get("build-dir")
     if not build:
         raise unittest.SkipTest("no --deb, $RAIL_DEB or --build-dir")
-    result = run(["cpack", "-G", "DEB", "--config", os.path.join(build, "CPackConfig.cmake"),
-                  "-B", directory], timeout=600)
-    match = re.search(r"^CPack: - package: (.*\.deb) generated\.$", result.stdout, re.MULTILINE)
-    if not match:
-        raise AssertionError("cpack made no .deb:\n" + result.stdout + result.stderr)
-    return match.group(1)
+    result = run([os.path.join(harness.REPO, "scripts", "package"), "--from-build", build],
+                 timeout=600)
+    return result.stdout.splitlines()[-1]
 
 
 def as_service_user(argv):
@@ -116,7 +115,7 @@ class PackageTest(unittest.TestCase):
         cls.started = time.monotonic()
         cls.directory = tempfile.mkdtemp(prefix="rail-package-")
         os.chmod(cls.directory, 0o755)  # the service user reads the test's configuration here
-        cls.deb = build_deb(cls.directory)
+        cls.deb = build_deb()
         if installed(PACKAGE):  # left by an earlier run
             run(["dpkg", "--purge", PACKAGE])
         cls.user_existed = user_exists()
