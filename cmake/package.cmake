@@ -15,7 +15,8 @@ set(CPACK_GENERATOR "DEB")
 set(CPACK_PACKAGE_NAME "rail-exporter")
 set(CPACK_PACKAGE_VERSION "${PROJECT_VERSION}")
 set(CPACK_PACKAGE_VENDOR "rail_exporter")
-set(CPACK_PACKAGE_CONTACT "rail_exporter maintainers <maintainers@users.noreply.a-seed-aac99b40.example>"
+set(CPACK_PACKAGE_CONTACT
+    "rail_exporter maintainers <maintainers@users.noreply.a-seed-aac99b40.example>"
     CACHE STRING "The Maintainer field of the Debian package")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
     "Prometheus exporter and prober for multi-rail RDMA hosts")
@@ -46,8 +47,11 @@ endif()
 set(CPACK_DEBIAN_PACKAGE_DEPENDS
     "ibverbs-providers, libucx0, ${rail_tls_depends}, libc6, adduser")
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "rdma-core")
-set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA
-    "${PROJECT_SOURCE_DIR}/deploy/debian/conffiles;${PROJECT_SOURCE_DIR}/deploy/debian/postinst;${PROJECT_SOURCE_DIR}/deploy/debian/prerm;${PROJECT_SOURCE_DIR}/deploy/debian/postrm")
+# CMake 3.25 marks no file as a conffile by itself: deploy/debian/conffiles lists them.
+set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA)
+foreach(control conffiles postinst prerm postrm)
+  list(APPEND CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA ${PROJECT_SOURCE_DIR}/deploy/debian/${control})
+endforeach()
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 
 # What Debian asks of every package: its copyright file and changelog (gzip -9, no name or
