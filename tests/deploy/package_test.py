@@ -53,13 +53,7 @@ GONE_AFTER_PURGE = ["/etc/rail_exporter", DEFAULTS, "/usr/lib/rail_exporter",
                     "/var/lib/systemd/deb-systemd-helper-masked/rail-exporter.service"]
 APT_TIMEOUT = 300  # seconds for apt-get to install the package and what it lacks
 DPKG_LOCK_WAIT = "DPkg::Lock::Timeout=120"
-# The lead's change: the agent loads librail_tls_compat.so from /usr/lib/rail_exporter/ (today it
-# looks beside the executable, then in the build tree); set True once it has.
-TLS_SHIM_FROM_LIB_REQUIRED = False
 SHIM = "/usr/lib/rail_exporter/librail_tls_compat.so"
-# The lead's change: without the secret the agent serves /metrics with no peer traffic. Until it
-# lands the agent refuses to start, naming the secret; set True once it has.
-DEGRADED_WITHOUT_SECRET_REQUIRED = False
 
 
 def run(argv, timeout=120, check=True, **kwargs):
@@ -199,9 +193,7 @@ class PackageTest(unittest.TestCase):
         loaded = re.search(r"file=(\S*librail_tls_compat\.so) \[\d+\];\s+generating link map",
                            agent.stderr_text())
         self.assertIsNotNone(loaded, "no librail_tls_compat.so in the loader's log")
-        print("TLS: served, with %s" % loaded.group(1))
-        if TLS_SHIM_FROM_LIB_REQUIRED:
-            self.assertEqual(loaded.group(1), SHIM)
+        self.assertEqual(loaded.group(1), SHIM)
         agent.stop()
 
     def check_remove_and_reinstall(self):
@@ -259,21 +251,19 @@ class PackageTest(unittest.TestCase):
         return agent
 
     def check_without_secret(self):
-        """The installed configuration as it is, before the secret is placed."""
+        """The installed configuration as it is, before the secret is placed: the agent serves
+        its inventory, without peer traffic, and says how to place the secret."""
         self.assertFalse(os.path.exists(SECRET), "the package ships no secret")
         agent = self.start_agent(CONFIG)
-        try:
-            port = int(agent.wait_for_line(harness.LISTENING).group(1))
-        except RuntimeError:  # exited: the agent before the degraded mode
-            self.assertFalse(DEGRADED_WITHOUT_SECRET_REQUIRED, agent.stderr_text())
-            self.assertIn(SECRET, agent.stderr_text())
-            print("without the secret: the agent stops, naming it")
-            return
-        agent.wait_for_line(r"secret")
+        port = int(agent.wait_for_line(harness.LISTENING).group(1))
+        agent.wait_for_line(r"responder\.secret_file: .*" + re.escape(SECRET) +
+                            r".*without peer traffic")
         status, body, _ = harness.http_get("http://127.0.0.1:%d/metrics" % port)
         self.assertEqual(status, 200)
-        self.assertIn("rail_exporter_build_info", body)
-        print("without the secret: the agent serves /metrics and says how to place it")
+        samples = harness.parse_samples(body)
+        self.assertIn("rail_exporter_build_info", samples)
+        self.assertEqual(list(samples["rail_exporter_peer_secret_loaded"].values()), [0.0])
+        self.assertNotRegex(agent.stderr_text(), r"responder.*listening")
         agent.stop()
 
     def check_serving(self):
@@ -281,7 +271,8 @@ class PackageTest(unittest.TestCase):
         with open(os.open(SECRET, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as out:
             out.write("package-test-secret-0123456789abcdef\n")
         user = pwd.getpwnam(USER)
-        os.chown(SECRET, user.pw_uid, user.pw_gid)
+        os.chown(SECRET, 0, user.pw_gid)  # root's, read through the service's group
+        os.chmod(SECRET, 0o640)
         with open(CONFIG, encoding="utf-8") as installed_config:
             text = installed_config.read()
         self.assertIn('listen_address: ":9841"', text)
@@ -301,6 +292,7 @@ class PackageTest(unittest.TestCase):
         self.assertEqual(status, 200)
         samples = harness.parse_samples(body)
         self.assertIn("rail_exporter_build_info", samples)
+        self.assertEqual(list(samples["rail_exporter_peer_secret_loaded"].values()), [1.0])
         agent.stop()
 
 
