@@ -293,6 +293,10 @@ class PackageTest(unittest.TestCase):
         samples = harness.parse_samples(body)
         self.assertIn("rail_exporter_build_info", samples)
         self.assertEqual(list(samples["rail_exporter_peer_secret_loaded"].values()), [1.0])
+        # What a load balancer or kubelet asks; ready once the agent has started.
+        self.assertEqual(harness.http_get("http://127.0.0.1:%d/-/healthy" % port)[:2],
+                         (200, "OK\n"))
+        agent.wait_http("http://127.0.0.1:%d/-/ready" % port)
         agent.stop()
 
 
