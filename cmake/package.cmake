@@ -1,13 +1,13 @@
 # The Debian package rail-exporter, built by CPack from the install rules of cmake/install.cmake
 # (scripts/package runs it). docs/deploy.md says how to install it.
 #
-# Dependencies: dpkg-shlibdeps computes those of the three ELF files; Depends adds what they
+# Dependencies: dpkg-shlibdeps computes those of the four ELF files; Depends adds what they
 # load at run time that it cannot see:
 #   ibverbs-providers  the verbs providers libibverbs loads for each RDMA device (mlx5, ...)
 #   libucx0            UCX's transport modules, loaded from lib/<triplet>/ucx/ (ib, rdmacm, cma)
-#   libssl3            the OpenSSL civetweb opens by name for TLS (dlopen "libssl.so", served by
-#                      librail_tls_compat.so, which needs libssl.so.3)
-#   libssl-dev         the unversioned libcrypto.so civetweb also opens (see below)
+#   libssl3            the OpenSSL civetweb opens by name for TLS: dlopen "libssl.so" and
+#                      "libcrypto.so", names only libssl-dev would provide, answered instead by
+#                      librail_tls_compat.so and librail_crypto_compat.so, which need libssl3
 #   libc6              the NSS modules (libnss_files, libnss_dns) behind name lookups
 #   adduser            the postinst creates the rail_exporter user
 # Recommends rdma-core: it loads the RDMA kernel modules and makes /dev/infiniband usable.
@@ -36,16 +36,7 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION "net")
 set(CPACK_DEBIAN_PACKAGE_PRIORITY "optional")
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
-# civetweb 1.15 opens "libcrypto.so" by that name, which only libssl-dev provides, and TLS fails
-# to start without it ("Error initializing SSL context"). A library of that soname loaded by
-# the agent, as librail_tls_compat.so is for "libssl.so", would make it unneeded: once the
-# build has one (target rail_crypto_compat), libssl3 is enough.
-set(rail_tls_depends "libssl3")
-if(NOT TARGET rail_crypto_compat)
-  string(APPEND rail_tls_depends ", libssl-dev")
-endif()
-set(CPACK_DEBIAN_PACKAGE_DEPENDS
-    "ibverbs-providers, libucx0, ${rail_tls_depends}, libc6, adduser")
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "ibverbs-providers, libucx0, libssl3, libc6, adduser")
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "rdma-core")
 # CMake 3.25 marks no file as a conffile by itself: deploy/debian/conffiles lists them.
 set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA)
