@@ -1,0 +1,322 @@
+#!/usr/bin/python3
+"""The container image (scripts/image) run by podman in the network-namespace lab.
+
+Needs root (network namespaces, podman's storage), podman, buildah and runc; skips with the reason
+when it cannot run a container here (a trivial container is started first). It builds the image
+with scripts/image, from the package scripts/package builds (or uses the image named by
+$RAIL_IMAGE), then runs it as a deployment would: read-only root filesystem, every capability
+dropped, no new privileges, as the image's user 9840, the configuration and the shared secret
+mounted read-only. Each container joins one lab host's network namespace (`--network
+ns:/run/netns/<prefix>-<host>`), so the rails it sees are that host's veths.
+
+What it shows (issue 14): the agent in the image serves /metrics with its build information, and
+the probe worker starts inside the image and loads UCX (the build information's UCX version is the
+one this machine's UCX reports); the container's processes run as 9840 without capabilities; the
+agent in host a's container probes the responder in host b's container with ucx_rtt and
+ucx_throughput over UCX's tcp transport (UCX_TLS=tcp, the probes' ucx_transports), on both rails,
+successfully. It prints the image's size (not asserted) and its own timing. Containers are always
+removed; an image it built is removed too unless $RAIL_KEEP_IMAGE is set.
+"""
+
+import argparse
+import glob
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(REPO, "tests", "e2e"))
+
+import harness  # noqa: E402
+import lab  # noqa: E402
+from lab import all_ones, find  # noqa: E402
+
+PREFIX = os.environ.get("RAIL_LAB_PREFIX", "rlimg")
+# crun refuses this machine's hybrid cgroups; the hard limits here are below podman's defaults.
+PODMAN = ["podman", "--runtime", "runc"]
+LIMITS = ["--ulimit", "nofile=4096:4096", "--ulimit", "nproc=4096:4096"]
+# How a deployment runs the image: nothing writable but the tmpfs podman mounts, no capabilities.
+HARDENING = ["--read-only", "--cap-drop=all", "--security-opt=no-new-privileges",
+             "--user", "9840:9840"]
+IMAGE_UID = 9840
+CONFIG_PATH = "/etc/rail_exporter/rail_exporter.yml"  # the image's default --config.file
+SECRET_PATH = "/etc/rail_exporter/secret"
+METRICS_PORT = 9840  # the agent's default --web.listen-address, in each host's namespace
+BUILD_TIMEOUT = 900.0  # seconds for scripts/image, the package build included
+PODMAN_TIMEOUT = 60.0  # seconds for one podman command
+STARTUP_TIMEOUT = 20.0  # seconds for an agent in a container to answer /metrics
+PROBE_TIMEOUT = 60.0  # seconds for every UCX probe to have succeeded once on both rails
+UCX_KINDS = ("ucx_rtt", "ucx_throughput")
+PROBES = (
+    "  - {kind: ucx_rtt, duration: 1s, timeout: 5s, interval: 10s, ucx_transports: tcp}\n"
+    "  - {kind: ucx_throughput, operation: put, duration: 1s, timeout: 5s, interval: 60s,"
+    " ucx_transports: tcp}\n")
+
+LOADER = "/lib64/ld-linux-x86-64.so.2"
+MULTIARCH = "x86_64-linux-gnu"
+BUILD_DIR = os.path.join(REPO, "build")  # --build-dir: where scripts/image stages its files
+
+
+def podman(*args, timeout=PODMAN_TIMEOUT, check=True):
+    """Runs podman (with runc) and returns the CompletedProcess, text output."""
+    return subprocess.run(PODMAN + list(args), capture_output=True, text=True, timeout=timeout,
+                          check=check, stdin=subprocess.DEVNULL)
+
+
+def last_line(text):
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return lines[-1] if lines else "(no output)"
+
+
+def podman_runs_containers():
+    """None when podman can run a trivial container here, else why not. The container is a root
+    filesystem holding only Debian's static ldconfig, so that nothing of the image under test is
+    needed to answer."""
+    if os.geteuid() != 0:
+        return "needs root (podman's storage, network namespaces)"
+    missing = [tool for tool in ("podman", "buildah", "runc", "ip", "curl")
+               if shutil.which(tool) is None]
+    if missing:
+        return "needs " + ", ".join(missing) + " (scripts/install-deps)"
+    ldconfig = "/sbin/ldconfig"
+    rootfs = tempfile.mkdtemp(prefix="rail-image-probe-")
+    try:
+        shutil.copy(ldconfig, rootfs)
+        result = podman("run", "--rm", "--network", "none", *LIMITS, "--rootfs", rootfs,
+                        "/ldconfig", "--version", check=False)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return "podman cannot run a container here: %s" % error
+    finally:
+        shutil.rmtree(rootfs, ignore_errors=True)
+    if result.returncode != 0 or "ldconfig" not in result.stdout:
+        return "podman cannot run a container here: %s" % last_line(result.stderr)
+    return None
+
+
+def host_ucx_version():
+    """The UCX version this machine's ucx_info reports (the image carries the same library), or
+    None without ucx_info."""
+    if shutil.which("ucx_info") is None:
+        return None
+    output = subprocess.run(["ucx_info", "-v"], capture_output=True, text=True, timeout=30).stdout
+    match = re.search(r"[Vv]ersion (\d+\.\d+\.\d+)", output)
+    return match.group(1) if match else None
+
+
+def proc_status(pid):
+    """{field: value} of /proc/<pid>/status."""
+    with open("/proc/%d/status" % pid) as handle:
+        return dict(line.rstrip("\n").split(":\t", 1) for line in handle if ":\t" in line)
+
+
+class Container:
+    """The image started detached in a lab host's network namespace; stop() removes it."""
+
+    def __init__(self, image, name, ns, mounts, args=()):
+        self.name = name
+        self.ns = ns
+        volumes = []
+        for source, target in mounts:
+            volumes += ["--volume", "%s:%s:ro" % (source, target)]
+        podman("run", "--detach", "--name", name, "--network", "ns:/run/netns/" + ns, *LIMITS,
+               *HARDENING, *volumes, image, *args)
+
+    def logs(self):
+        result = podman("logs", self.name, check=False)
+        return result.stdout + result.stderr
+
+    def pid(self):
+        """The agent's pid in this machine's pid namespace (0 when it is not running)."""
+        return int(podman("inspect", "--format", "{{.State.Pid}}", self.name).stdout.strip())
+
+    def scrape(self):
+        """/metrics through curl in the host's namespace, or None when it does not answer."""
+        result = lab.in_ns(self.ns, ["curl", "-sf", "--max-time", "5",
+                                     "http://127.0.0.1:%d/metrics" % METRICS_PORT], check=False)
+        return result.stdout if result.returncode == 0 else None
+
+    def samples(self):
+        text = self.scrape()
+        if text is None:
+            raise AssertionError("%s does not answer /metrics:\n%s" % (self.name, self.logs()))
+        return [(name, dict(labels), value)
+                for name, series in harness.parse_samples(text).items()
+                for labels, value in series.items()]
+
+    def running(self):
+        return podman("inspect", "--format", "{{.State.Running}}", self.name,
+                      check=False).stdout.strip() == "true"
+
+    def wait_until_serving(self):
+        # An agent that exits (a bad configuration, a missing library) fails at once.
+        if not lab.wait_until(lambda: not self.running() or self.scrape() is not None,
+                              STARTUP_TIMEOUT, 0.5) or not self.running():
+            raise AssertionError("%s never answered /metrics:\n%s" % (self.name, self.logs()))
+
+    def stop(self):
+        podman("rm", "--force", "--time", "2", self.name, check=False)
+
+
+@unittest.skipUnless(os.geteuid() == 0, "needs root (podman's storage, network namespaces)")
+class ImageTest(unittest.TestCase):
+    maxDiff = None  # the unresolved modules, in full
+    @classmethod
+    def setUpClass(cls):
+        cls.started = time.monotonic()
+        why_not = podman_runs_containers()
+        if why_not:
+            raise unittest.SkipTest(why_not)
+        cls.built = False
+        cls.containers = []
+        cls.image = os.environ.get("RAIL_IMAGE") or cls.build_image()
+        cls.lab = lab.Lab(PREFIX, tmp_prefix="rail-image-")
+        try:
+            cls.lab.up()
+            cls.start_agents()
+        except BaseException:
+            cls.tear_down()
+            raise
+
+    @classmethod
+    def build_image(cls):
+        start = time.monotonic()
+        result = subprocess.run([os.path.join(REPO, "scripts", "image")], capture_output=True,
+                                text=True, timeout=BUILD_TIMEOUT, stdin=subprocess.DEVNULL,
+                                env=dict(os.environ, RAIL_BUILD_DIR=BUILD_DIR))
+        if result.returncode != 0:
+            raise AssertionError("scripts/image failed:\n%s\n%s" % (result.stdout[-3000:],
+                                                                    result.stderr[-3000:]))
+        cls.built = True
+        image = last_line(result.stdout)
+        print("scripts/image: %s in %.1f s" % (image, time.monotonic() - start))
+        return image
+
+    @classmethod
+    def start_agents(cls):
+        """b answers (a responder), a probes b over both rails; each has the secret."""
+        secret = cls.lab.secret("secret", "image-lab-shared-secret\n")
+        os.chown(secret, IMAGE_UID, IMAGE_UID)  # mode 0600, owned by the image's user
+        configs = {
+            "b": cls.lab.config("b.yaml", "b", secret=SECRET_PATH),
+            "a": cls.lab.config("a.yaml", "a", secret=SECRET_PATH,
+                                peers={"b": lab.peer_address("b")}, probes=PROBES),
+        }
+        for host in ("b", "a"):
+            name = "rail-image-test-%s-%d" % (host, os.getpid())
+            container = Container(cls.image, name, cls.lab.ns[host],
+                                  [(configs[host], CONFIG_PATH), (secret, SECRET_PATH)])
+            cls.containers.append(container)
+            container.wait_until_serving()
+        cls.agent_b, cls.agent_a = cls.containers
+
+    @classmethod
+    def tear_down(cls):
+        for container in reversed(getattr(cls, "containers", [])):
+            container.stop()
+        cls.lab.down()
+        if cls.built and not os.environ.get("RAIL_KEEP_IMAGE"):
+            podman("rmi", cls.image, re.sub(r":[^:/]*$", ":latest", cls.image), check=False)
+        print("image test: %.1f s in all" % (time.monotonic() - cls.started))
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tear_down()
+
+    def test_1_agent_in_the_image_serves_its_build_and_the_workers_ucx(self):
+        samples = self.agent_a.samples()
+        builds = [labels for name, labels, _ in samples if name == "rail_exporter_build_info"]
+        self.assertEqual(len(builds), 1, builds)
+        build = builds[0]
+        self.assertRegex(build.get("version", ""), r"^\d+\.\d+\.\d+")
+        # The worker answered --ucx-version inside the image: it started and loaded UCX there.
+        expected = host_ucx_version()
+        if expected:
+            self.assertEqual(build.get("ucx_version"), expected, build)
+        else:
+            self.assertRegex(build.get("ucx_version", ""), r"^\d+\.\d+", build)
+        labels = podman("image", "inspect", "--format",
+                        "{{index .Labels \"org.opencontainers.image.version\"}}",
+                        self.image).stdout.strip()
+        self.assertEqual(labels, build["version"], "the image's version label")
+
+    def test_2_agent_runs_as_the_image_user_without_capabilities(self):
+        status = proc_status(self.agent_a.pid())
+        self.assertEqual(status["Uid"].split()[:2], [str(IMAGE_UID)] * 2, status["Uid"])
+        self.assertEqual(status["Gid"].split()[:2], [str(IMAGE_UID)] * 2, status["Gid"])
+        self.assertEqual(int(status["CapEff"], 16), 0, "effective capabilities")
+        self.assertEqual(int(status["CapPrm"], 16), 0, "permitted capabilities")
+        self.assertEqual(status.get("NoNewPrivs"), "1")
+
+    def test_3_ucx_probes_over_tcp_between_two_containers(self):
+        def missing(samples):
+            return [(kind, rail) for kind in UCX_KINDS for rail in lab.RAILS
+                    if not all_ones(find(samples, "rail_probe_success", kind=kind, rail=rail))]
+        samples = []
+
+        def all_succeeded():
+            samples[:] = self.agent_a.samples()
+            return not missing(samples)
+        lab.wait_until(all_succeeded, PROBE_TIMEOUT, 1.0)
+        self.assertEqual(missing(samples), [], "UCX probes without a successful run:\n%s\n%s" % (
+            "\n".join(line for line in (self.agent_a.scrape() or "").splitlines()
+                      if line.startswith("rail_probe_success")), self.agent_a.logs()[-3000:]))
+        for kind in UCX_KINDS:
+            for rail, (netdev, _) in lab.RAILS.items():
+                transports = find(samples, "rail_probe_transport_info", kind=kind, rail=rail,
+                                  transport="tcp", device=netdev)
+                self.assertTrue(all_ones(transports),
+                                "%s on %s did not report tcp over %s" % (kind, rail, netdev))
+        rates = find(samples, "rail_probe_throughput_bytes_per_second", kind="ucx_throughput")
+        self.assertTrue(rates and all(rate > 0 for rate in rates), rates)
+        print("ucx_throughput between the containers, Gbit/s: %s" % ", ".join(
+            "%.2f" % (rate * 8e-9) for rate in rates))
+
+    def test_4_run_time_modules_resolve_inside_the_image(self):
+        # What is opened at run time, which ldd of the agent cannot show: each must be in the
+        # image with every library it needs. The image's own loader lists them, chrooted into the
+        # image's files, so that nothing resolves from this machine.
+        triplet = "/usr/lib/" + MULTIARCH
+        modules = (sorted(glob.glob(triplet + "/libibverbs/*.so")) +
+                   sorted(glob.glob(triplet + "/ucx/*.so.[0-9]")) +
+                   [triplet + "/libcrypto.so",  # civetweb: dlopen("libcrypto.so")
+                    triplet + "/libnss_files.so.2", triplet + "/libnss_dns.so.2",
+                    "/usr/lib/rail_exporter/librail_tls_compat.so",  # dlopen("libssl.so")
+                    "/usr/lib/rail_exporter/rail_exporter_probe_worker"])
+        drivers = [os.path.basename(path) for path in glob.glob("/etc/libibverbs.d/*.driver")]
+        self.assertTrue(drivers, "this machine has no libibverbs provider to compare with")
+        root = podman("image", "mount", self.image).stdout.strip()
+        try:
+            self.assertEqual(sorted(os.listdir(root + "/etc/libibverbs.d")), sorted(drivers))
+            unresolved = {}
+            for module in modules:
+                listed = subprocess.run(["chroot", root, LOADER, "--list", module],
+                                        capture_output=True, text=True, timeout=30)
+                if listed.returncode != 0 or "not found" in listed.stdout:
+                    unresolved[module] = last_line(listed.stdout + listed.stderr)
+            self.assertEqual(unresolved, {}, "modules that would not load in the image")
+        finally:
+            podman("image", "unmount", self.image, check=False)
+        print("%d run-time modules load inside the image" % len(modules))
+
+    def test_5_image_size(self):
+        size = int(podman("image", "inspect", "--format", "{{.Size}}", self.image).stdout)
+        self.assertGreater(size, 0)
+        print("image %s: %d bytes (%.1f MB)" % (self.image, size, size / 1e6))
+
+
+def main():
+    global BUILD_DIR
+    parser = argparse.ArgumentParser(add_help=False)
+    parser.add_argument("--build-dir", default=BUILD_DIR)
+    args, rest = parser.parse_known_args(sys.argv[1:])
+    BUILD_DIR = os.path.abspath(args.build_dir)
+    unittest.main(argv=[sys.argv[0]] + rest, verbosity=2)
+
+
+if __name__ == "__main__":
+    main()
