@@ -5,8 +5,8 @@ Needs root (network namespaces, podman's storage), podman, buildah and runc; ski
 when it cannot run a container here (a trivial container is started first). It builds the image
 with scripts/image, from the package scripts/package builds (or uses the image named by
 $RAIL_IMAGE), then runs it as a deployment would: read-only root filesystem, every capability
-dropped, no new privileges, as the image's user 9840, the configuration and the shared secret
-mounted read-only. Each container joins one lab host's network namespace (`--network
+dropped, no new privileges, as the image's user 9840, the configuration mounted read-only and the
+shared secret as a podman secret (owned by 9840, mode 0400), as docs/deploy.md says. Each container joins one lab host's network namespace (`--network
 ns:/run/netns/<prefix>-<host>`), so the rails it sees are that host's veths.
 
 What it shows (issue 14): the agent in the image serves /metrics with its build information, and
@@ -117,14 +117,14 @@ def proc_status(pid):
 class Container:
     """The image started detached in a lab host's network namespace; stop() removes it."""
 
-    def __init__(self, image, name, ns, mounts, args=()):
+    def __init__(self, image, name, ns, config, secret, args=()):
         self.name = name
         self.ns = ns
-        volumes = []
-        for source, target in mounts:
-            volumes += ["--volume", "%s:%s:ro" % (source, target)]
         podman("run", "--detach", "--name", name, "--network", "ns:/run/netns/" + ns, *LIMITS,
-               *HARDENING, *volumes, image, *args)
+               *HARDENING, "--volume", "%s:%s:ro" % (config, CONFIG_PATH),
+               "--secret", "%s,target=%s,uid=%d,gid=%d,mode=0400" % (
+                   secret, SECRET_PATH, IMAGE_UID, IMAGE_UID),
+               image, *args)
 
     def logs(self):
         result = podman("logs", self.name, check=False)
@@ -199,8 +199,9 @@ class ImageTest(unittest.TestCase):
     @classmethod
     def start_agents(cls):
         """b answers (a responder), a probes b over both rails; each has the secret."""
-        secret = cls.lab.secret("secret", "image-lab-shared-secret\n")
-        os.chown(secret, IMAGE_UID, IMAGE_UID)  # mode 0600, owned by the image's user
+        cls.secret_name = "rail-image-test-%d" % os.getpid()
+        podman("secret", "create", cls.secret_name,
+               cls.lab.secret("secret", "image-lab-shared-secret\n"))
         configs = {
             "b": cls.lab.config("b.yaml", "b", secret=SECRET_PATH),
             "a": cls.lab.config("a.yaml", "a", secret=SECRET_PATH,
@@ -208,8 +209,8 @@ class ImageTest(unittest.TestCase):
         }
         for host in ("b", "a"):
             name = "rail-image-test-%s-%d" % (host, os.getpid())
-            container = Container(cls.image, name, cls.lab.ns[host],
-                                  [(configs[host], CONFIG_PATH), (secret, SECRET_PATH)])
+            container = Container(cls.image, name, cls.lab.ns[host], configs[host],
+                                  cls.secret_name)
             cls.containers.append(container)
             container.wait_until_serving()
         cls.agent_b, cls.agent_a = cls.containers
@@ -218,6 +219,8 @@ class ImageTest(unittest.TestCase):
     def tear_down(cls):
         for container in reversed(getattr(cls, "containers", [])):
             container.stop()
+        if getattr(cls, "secret_name", None):
+            podman("secret", "rm", cls.secret_name, check=False)
         cls.lab.down()
         if cls.built and not os.environ.get("RAIL_KEEP_IMAGE"):
             podman("rmi", cls.image, re.sub(r":[^:/]*$", ":latest", cls.image), check=False)
