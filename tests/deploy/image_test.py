@@ -4,18 +4,21 @@
 Needs root (network namespaces, podman's storage), podman, buildah and runc; skips with the reason
 when it cannot run a container here (a trivial container is started first). It builds the image
 with scripts/image, from the package scripts/package builds (or uses the image named by
-$RAIL_IMAGE), then runs it as a deployment would: read-only root filesystem, every capability
-dropped, no new privileges, as the image's user 9840, the configuration mounted read-only and the
-shared secret as a podman secret (owned by 9840, mode 0400), as docs/deploy.md says. Each container joins one lab host's network namespace (`--network
-ns:/run/netns/<prefix>-<host>`), so the rails it sees are that host's veths.
+$RAIL_IMAGE), then runs it as a deployment would (docs/deploy.md): read-only root filesystem, every
+capability dropped, no new privileges, as the image's user 9840, the configuration mounted
+read-only and the shared secret as a podman secret (owned by 9840, mode 0400). Each container
+joins one lab host's network namespace (`--network ns:/run/netns/<prefix>-<host>`), so the rails
+it sees are that host's veths.
 
 What it shows (issue 14): the agent in the image serves /metrics with its build information, and
 the probe worker starts inside the image and loads UCX (the build information's UCX version is the
-one this machine's UCX reports); the container's processes run as 9840 without capabilities; the
+one this machine's UCX reports); the agent and its worker run as 9840 without capabilities; the
 agent in host a's container probes the responder in host b's container with ucx_rtt and
 ucx_throughput over UCX's tcp transport (UCX_TLS=tcp, the probes' ucx_transports), on both rails,
-successfully. It prints the image's size (not asserted) and its own timing. Containers are always
-removed; an image it built is removed too unless $RAIL_KEEP_IMAGE is set.
+successfully; every module loaded at run time (libibverbs providers, UCX transports, OpenSSL for
+civetweb, NSS) resolves with the image's own loader. It prints the image's size (not asserted)
+and its own timing. Containers are always removed; an image it built is removed too unless
+$RAIL_KEEP_IMAGE is set.
 """
 
 import argparse
@@ -165,6 +168,7 @@ class Container:
 @unittest.skipUnless(os.geteuid() == 0, "needs root (podman's storage, network namespaces)")
 class ImageTest(unittest.TestCase):
     maxDiff = None  # the unresolved modules, in full
+
     @classmethod
     def setUpClass(cls):
         cls.started = time.monotonic()
@@ -247,13 +251,18 @@ class ImageTest(unittest.TestCase):
                         self.image).stdout.strip()
         self.assertEqual(labels, build["version"], "the image's version label")
 
-    def test_2_agent_runs_as_the_image_user_without_capabilities(self):
-        status = proc_status(self.agent_a.pid())
-        self.assertEqual(status["Uid"].split()[:2], [str(IMAGE_UID)] * 2, status["Uid"])
-        self.assertEqual(status["Gid"].split()[:2], [str(IMAGE_UID)] * 2, status["Gid"])
-        self.assertEqual(int(status["CapEff"], 16), 0, "effective capabilities")
-        self.assertEqual(int(status["CapPrm"], 16), 0, "permitted capabilities")
-        self.assertEqual(status.get("NoNewPrivs"), "1")
+    def test_2_agent_and_worker_run_as_the_image_user_without_capabilities(self):
+        agent = self.agent_a.pid()
+        workers = lab.children(agent)
+        self.assertTrue(workers, "the agent in the container has no probe worker")
+        for pid in [agent] + workers:
+            status = proc_status(pid)
+            what = "%s (pid %d)" % (status["Name"], pid)
+            self.assertEqual(status["Uid"].split(), [str(IMAGE_UID)] * 4, what)
+            self.assertEqual(status["Gid"].split(), [str(IMAGE_UID)] * 4, what)
+            self.assertEqual(int(status["CapEff"], 16), 0, what + ": effective capabilities")
+            self.assertEqual(int(status["CapPrm"], 16), 0, what + ": permitted capabilities")
+            self.assertEqual(status.get("NoNewPrivs"), "1", what)
 
     def test_3_ucx_probes_over_tcp_between_two_containers(self):
         def missing(samples):
@@ -265,9 +274,11 @@ class ImageTest(unittest.TestCase):
             samples[:] = self.agent_a.samples()
             return not missing(samples)
         lab.wait_until(all_succeeded, PROBE_TIMEOUT, 1.0)
-        self.assertEqual(missing(samples), [], "UCX probes without a successful run:\n%s\n%s" % (
-            "\n".join(line for line in (self.agent_a.scrape() or "").splitlines()
-                      if line.startswith("rail_probe_success")), self.agent_a.logs()[-3000:]))
+        self.assertEqual(missing(samples), [], "UCX probes without a successful run:\n%s\n"
+                         "a:\n%s\nb:\n%s" % (
+                             "\n".join(line for line in (self.agent_a.scrape() or "").splitlines()
+                                       if line.startswith("rail_probe_success")),
+                             self.agent_a.logs()[-3000:], self.agent_b.logs()[-3000:]))
         for kind in UCX_KINDS:
             for rail, (netdev, _) in lab.RAILS.items():
                 transports = find(samples, "rail_probe_transport_info", kind=kind, rail=rail,
