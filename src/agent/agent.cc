@@ -133,10 +133,13 @@ Agent::Agent(const AgentOptions& options) : options_(options) {
   StartProbing();
   StartCollectors();
   LogDevicesFound(*sys_, options_.sysfs_root);
-  web_ = std::make_unique<web::WebServer>(options_.web, collectors_,
+  web::WebOptions web_options = options_.web;
+  web_options.is_ready = [this] { return started_.load(); };
+  web_ = std::make_unique<web::WebServer>(web_options, collectors_,
                                           [this] { return RenderLandingPage(); });
   StartResponder();
   StartProbes();
+  started_ = true;
   std::string ports;
   for (int port : web_->ListeningPorts()) {
     ports += (ports.empty() ? "" : ",") + std::to_string(port);
@@ -160,15 +163,34 @@ std::uint16_t Agent::ResponderPort() const {
 
 // The probe worker runs when this agent answers probes or runs UCX probes itself, and is started
 // first: its hello brings the UCX version that the handshake, the checks and build_info report.
+// The agents of a cluster share one secret, so a package can ship none. Until it is placed the
+// agent serves its inventory and exchanges nothing with peers, rather than fail to start.
+std::shared_ptr<const peer::Secret> Agent::LoadPeerSecret() {
+  const auto& path = config_.responder.secret_file;
+  if (!path) return nullptr;
+  std::string error;
+  auto secret = peer::LoadSecretFile(*path, &error);
+  peer_secret_loaded_ = secret != nullptr;
+  if (!secret) {
+    spdlog::error(
+        "responder.secret_file: {}. This agent runs without peer traffic (no responder, probes "
+        "or fleet) until the secret is in place. Every agent of a cluster shares one secret: make "
+        "it once (openssl rand -hex 32), copy it to {} on every host (mode 0600 owned by the "
+        "agent's user, or 0640 owned by root with the agent's group) and restart the agent",
+        error, *path);
+  }
+  return secret;
+}
+
 void Agent::StartProbing() {
   WorkerSettings worker{options_.probe_worker_path, options_.sysfs_root, options_.log_level,
                         options_.log_format, options_.cuda_library};
   const bool responds = !config_.responder.listen_address.empty();
   if (responds || !config_.probes.empty() || config_.fleet) {
-    probing_ = std::make_unique<ProbeWiring>(
-        *sys_, LocalProbeRails(*sys_, config_, device_filter_),
-        LoadSecret(config_.responder.secret_file, "responder.secret_file"), *clock_, 4096,
-        std::move(worker));
+    auto secret = LoadPeerSecret();
+    if (peer_secret_loaded_ == false) return;
+    probing_ = std::make_unique<ProbeWiring>(*sys_, LocalProbeRails(*sys_, config_, device_filter_),
+                                             std::move(secret), *clock_, 4096, std::move(worker));
   }
   const bool ucx_probes =
       std::any_of(config_.probes.begin(), config_.probes.end(), [](const ProbeConfig& entry) {
@@ -212,6 +234,7 @@ void Agent::StartCollectors() {
     if (!probing_ || probing_->worker() == nullptr) return std::nullopt;
     return probing_->worker()->Status();
   };
+  sources.peer_secret_loaded = peer_secret_loaded_;
   health_log_ = std::make_unique<health::HealthLog>();
   sources.health_log = health_log_.get();
   collectors_ = std::make_shared<collectors::CollectorSet>(std::move(sources), options_.collectors);
@@ -219,7 +242,7 @@ void Agent::StartCollectors() {
 
 void Agent::StartResponder() {
   const auto& config = config_.responder;
-  if (config.listen_address.empty()) return;
+  if (config.listen_address.empty() || !probing_) return;
   const auto address = ResponderAddress(config.listen_address);
   peer::ResponderOptions options;
   options.listen_host = address.host;
@@ -248,6 +271,7 @@ void Agent::StartResponder() {
 }
 
 void Agent::StartProbes() {
+  if (!probing_) return;
   if (!config_.probes.empty()) {
     if (config_.responder.listen_address.empty()) {
       // Probes need a secret, which lives in the responder section; the peers probe us back.

@@ -30,6 +30,14 @@ class ExporterCollector final : public Collector {
         .Add({}, static_cast<double>(snapshot.Devices().size()))
         .MoveTo(out);
 
+    if (const auto loaded = snapshot.sources().peer_secret_loaded) {
+      detail::Gauge("rail_exporter_peer_secret_loaded",
+                    "1 when responder.secret_file was loaded at start; 0: it could not be, and "
+                    "the agent runs without peer traffic (no responder, probes or fleet).")
+          .Add({}, *loaded ? 1.0 : 0.0)
+          .MoveTo(out);
+    }
+
     if (snapshot.sources().self_proc == nullptr) return;
     const auto stats = sysfs::ReadProcessStats(*snapshot.sources().self_proc);
     auto gauge = [&out](const char* name, const char* help, auto value) {

@@ -46,6 +46,16 @@ std::string ErrnoText(int error_number) {
   return std::strerror(error_number);
 }
 
+// Others never, and the group only to read, and only where another user (root, kubelet) owns the
+// file and grants it to the agent's own group: how the package and a Kubernetes Secret with
+// fsGroup hand the secret to an agent that is not root.
+bool OnlyOwnerOrOwnGroupMayRead(const struct stat& status) {
+  if ((status.st_mode & S_IRWXO) != 0) return false;
+  if ((status.st_mode & S_IRWXG) == 0) return true;
+  const bool granted_to_own_group = status.st_uid != ::geteuid() && status.st_gid == ::getegid();
+  return granted_to_own_group && (status.st_mode & S_IRWXG) == S_IRGRP;
+}
+
 std::string OctalMode(mode_t mode) {
   char text[8];
   std::snprintf(text, sizeof(text), "%04o", static_cast<unsigned>(mode & 07777));
@@ -78,7 +88,7 @@ std::shared_ptr<const Secret> LoadSecretFile(const std::string& path, std::strin
     *error = what + ": not a regular file";
     return nullptr;
   }
-  if ((status.st_mode & (S_IRWXG | S_IRWXO)) != 0) {
+  if (!OnlyOwnerOrOwnGroupMayRead(status)) {
     *error = what + " has mode " + OctalMode(status.st_mode) +
              ", which lets group or others access it; restrict it with: chmod 600 " + path;
     return nullptr;

@@ -12,6 +12,8 @@
 #include <mutex>
 #include <vector>
 
+#include "rail/base/companion.h"
+
 namespace rail::web::detail {
 namespace {
 
@@ -153,10 +155,8 @@ bool PrepareCivetwebTls(std::string* error) {
   static std::string failure;
   std::call_once(once, [] {
     std::vector<std::string> candidates;
-    std::error_code ignored;
-    const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ignored);
-    if (!self.empty())
-      candidates.push_back((self.parent_path() / "librail_tls_compat.so").string());
+    for (const auto& path : base::OwnCompanionPaths("librail_tls_compat.so"))
+      candidates.push_back(path.string());
     candidates.emplace_back(RAIL_TLS_COMPAT_BUILD_PATH);
     std::string tried;
     for (const std::string& path : candidates) {
@@ -169,7 +169,9 @@ bool PrepareCivetwebTls(std::string* error) {
       tried += (tried.empty() ? "" : "; ") + std::string(why != nullptr ? why : path);
     }
     if (!tried.empty()) {
-      failure = "TLS needs librail_tls_compat.so next to the executable: " + tried;
+      failure =
+          "TLS needs librail_tls_compat.so beside the executable or in ../lib/rail_exporter/: " +
+          tried;
       return;
     }
     // What civetweb will get: it must have the function OpenSSL 3 no longer exports.

@@ -27,6 +27,7 @@ namespace {
 // one endpoint, so it lives here; it does not change while the server runs.
 struct ServerState {
   std::function<std::string()> landing_page;
+  std::function<bool()> is_ready;
   std::string telemetry_path;
   std::optional<TlsServerConfig> tls;
   std::shared_ptr<const detail::BasicAuthChecker> auth;  // nullptr: no authentication
@@ -96,11 +97,46 @@ bool IsBelowTelemetryPath(const char* uri, const std::string& path) {
          uri[path.size()] != '\0';
 }
 
+bool IsReadOnlyMethod(const mg_request_info& request) {
+  return std::strcmp(request.request_method, "GET") == 0 ||
+         std::strcmp(request.request_method, "HEAD") == 0;
+}
+
+void SendPlain(mg_connection* connection, const mg_request_info& request, int status,
+               const char* reason, const char* body) {
+  mg_printf(connection,
+            "HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\n"
+            "Content-Length: %zu\r\nCache-Control: no-cache\r\n\r\n",
+            status, reason, std::strlen(body));
+  if (std::strcmp(request.request_method, "GET") == 0)
+    mg_write(connection, body, std::strlen(body));
+}
+
+// The health paths, before authentication; 0 for any other path.
+int AnswerHealth(mg_connection* connection, const ServerState& state) {
+  const mg_request_info* request = mg_get_request_info(connection);
+  if (request->local_uri == nullptr) return 0;
+  const bool healthy = std::strcmp(request->local_uri, kHealthyPath) == 0;
+  const bool ready = std::strcmp(request->local_uri, kReadyPath) == 0;
+  if (!healthy && !ready) return 0;
+  if (!IsReadOnlyMethod(*request)) {
+    mg_send_http_error(connection, 405, "%s", "Method Not Allowed");
+    return 405;
+  }
+  if (ready && state.is_ready && !state.is_ready()) {
+    SendPlain(connection, *request, 503, "Service Unavailable", "Starting\n");
+    return 503;
+  }
+  SendPlain(connection, *request, 200, "OK", "OK\n");
+  return 200;
+}
+
 // Every request passes here first (civetweb's begin_request), so authentication covers the
-// landing page, the telemetry path and any other path alike.
+// landing page, the telemetry path and any other path alike; only the health paths come first.
 int BeginRequest(mg_connection* connection) {
   const std::shared_ptr<const ServerState> state = State();
   if (!state) return 0;
+  if (const int status = AnswerHealth(connection, *state); status != 0) return status;
   if (!Authorize(connection, *state)) return 401;
   const mg_request_info* request = mg_get_request_info(connection);
   if (request->local_uri == nullptr) return 0;
@@ -110,8 +146,7 @@ int BeginRequest(mg_connection* connection) {
   }
   if (std::strcmp(request->local_uri, "/") != 0 || state->telemetry_path == "/") return 0;
   if (!state->landing_page) return 0;
-  if (std::strcmp(request->request_method, "GET") != 0 &&
-      std::strcmp(request->request_method, "HEAD") != 0) {
+  if (!IsReadOnlyMethod(*request)) {
     mg_send_http_error(connection, 405, "%s", "Method Not Allowed");
     return 405;
   }
@@ -253,6 +288,7 @@ WebServer::WebServer(const WebOptions& options, std::weak_ptr<prometheus::Collec
   if (std::string error; config.tls && !detail::PrepareCivetwebTls(&error)) throw WebError(error);
   auto state = std::make_shared<ServerState>();
   state->landing_page = std::move(render_landing_page);
+  state->is_ready = options.is_ready;
   state->telemetry_path = options.telemetry_path;
   state->tls = config.tls;
   if (!config.basic_auth_users.empty()) {

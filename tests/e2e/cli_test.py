@@ -232,6 +232,38 @@ class CliTest(unittest.TestCase):
         self.assertRegex(landing, r"(?i)no RDMA device")
         self.assertTrue(agent.alive())
 
+    def test_missing_peer_secret(self):
+        """A package ships no secret: the agent starts, says how to place one, serves its
+        inventory and exchanges nothing with peers."""
+        secret = os.path.join(self.tmp, "secret")
+        config = self.write("agent.yml", "responder:\n  listen_address: 127.0.0.1:%d\n"
+                                         "  secret_file: %s\n" % (harness.free_port(), secret))
+        agent = self.start("--config.file=" + config)
+        log = agent.stderr_text()
+        self.assertIn("responder.secret_file: secret file %s: cannot open" % secret, log)
+        self.assertIn("runs without peer traffic", log)
+        self.assertIn("openssl rand -hex 32", log)
+        self.assertNotIn("responder listening", log)
+        samples = harness.parse_samples(agent.scrape())
+        self.assertEqual(samples["rail_exporter_peer_secret_loaded"], {frozenset(): 0.0})
+        self.assertIn("rail_port_transmit_bytes_total", samples)
+        self.assertEqual(agent.get("/-/ready")[0], 200)
+
+        # Once placed, a restart loads it.
+        with open(os.open(secret, os.O_WRONLY | os.O_CREAT, 0o600), "w") as f:
+            f.write("cluster-secret\n")
+        agent.stop()
+        agent = self.start("--config.file=" + config)
+        samples = harness.parse_samples(agent.scrape())
+        self.assertEqual(samples["rail_exporter_peer_secret_loaded"], {frozenset(): 1.0})
+        self.assertIn("responder listening", agent.stderr_text())
+
+    def test_health_paths(self):
+        agent = self.start()
+        for path in ("/-/healthy", "/-/ready"):
+            status, body, _ = agent.get(path)
+            self.assertEqual((status, body), (200, "OK\n"), path)
+
     def test_survives_garbage(self):
         agent = self.start()
         payloads = [

@@ -20,7 +20,9 @@ namespace to each host (LAB_MGMT_NET.1 for a, .2 for b, ...). Every lab needs ro
   wait_until() is the bounded poll every wait uses.
 """
 
+import grp
 import os
+import pwd
 import shutil
 import subprocess
 import tempfile
@@ -34,6 +36,9 @@ SCRIPT_TIMEOUT = 60.0  # seconds for one scripts/lab command
 EXEC_TIMEOUT = 60.0  # seconds for a command run in a host, unless the caller says otherwise
 HOST_NAMES = "abcdefgh"  # host i (1-based) of a lab is HOST_NAMES[i - 1]; scripts/lab allows 8
 HOSTS = ("a", "b")  # the hosts of the default, point-to-point lab
+# The system user the Debian package creates (cmake/package.cmake): a lab whose agent_user is set
+# runs its agents as that user, as the package's unit does.
+PACKAGE_USER = "rail_exporter"
 RAILS = {"rail0": ("ra0", "rb0"), "rail1": ("ra1", "rb1")}  # rail: (host a's, host b's netdev)
 RAIL_NAMES = tuple(RAILS)  # every lab host has these rails, whatever the host count
 
@@ -129,6 +134,28 @@ def wait_until(check, timeout, interval=1.0):
         time.sleep(interval)
 
 
+def as_user(user):
+    """The argv prefix that runs a command as `user` with no capability and no way to gain one
+    (what the package's unit allows); [] for None."""
+    if user is None:
+        return []
+    return ["setpriv", "--reuid=" + user, "--regid=" + user, "--init-groups", "--inh-caps=-all",
+            "--bounding-set=-all", "--no-new-privs"]
+
+
+def ensure_system_user(name):
+    """The system user and group `name`, made as the package's postinst makes them when
+    missing; (uid, gid)."""
+    try:
+        entry = pwd.getpwnam(name)
+    except KeyError:
+        subprocess.run(["useradd", "--system", "--user-group", "--no-create-home",
+                        "--home-dir", "/nonexistent", "--shell", "/usr/sbin/nologin", name],
+                       check=True, capture_output=True, timeout=EXEC_TIMEOUT)
+        entry = pwd.getpwnam(name)
+    return entry.pw_uid, grp.getgrnam(name).gr_gid
+
+
 def rails_yaml(host, transport=None):
     """The rails: list of a host (rail0 and rail1 on its veths)."""
     extra = ", transport: %s" % transport if transport else ""
@@ -164,10 +191,11 @@ class LabAgent(harness._Process):
     """rail_exporter inside namespace ns, listening on address, port 0 (the port comes from its
     log); binary: another build than harness.BINARY; env: more environment (through env(1))."""
 
-    def __init__(self, ns, args, binary=None, env=(), address="127.0.0.1", name=None):
+    def __init__(self, ns, args, binary=None, env=(), address="127.0.0.1", name=None, user=None):
         self.ns = ns
         env_argv = ["env"] + ["%s=%s" % item for item in dict(env).items()] if env else []
-        super().__init__(["ip", "netns", "exec", ns] + env_argv + [binary or harness.BINARY] +
+        super().__init__(["ip", "netns", "exec", ns] + as_user(user) + env_argv +
+                         [binary or harness.BINARY] +
                          list(args) + ["--web.listen-address=%s:0" % address],
                          name or "rail_exporter@" + ns)
         try:
@@ -206,7 +234,8 @@ class Lab:
     """The lab of one prefix (namespaces <prefix>-a, <prefix>-b, ...), and what runs in it.
     hosts: the host count (2: point to point; 3 to 8: one bridge per rail)."""
 
-    def __init__(self, prefix, mgmt_net=None, tmp_prefix="rail-lab-", hosts=len(HOSTS)):
+    def __init__(self, prefix, mgmt_net=None, tmp_prefix="rail-lab-", hosts=len(HOSTS),
+                 agent_user=None):
         if not len(HOSTS) <= hosts <= len(HOST_NAMES):
             raise ValueError("a lab has 2 to %d hosts, not %d" % (len(HOST_NAMES), hosts))
         self.prefix = prefix
@@ -217,6 +246,8 @@ class Lab:
         self.ns_a, self.ns_b = self.ns["a"], self.ns["b"]
         self.tmp = None
         self.processes = []
+        self.agent_user = agent_user  # None: agents run as root
+        self.agent_ids = ensure_system_user(agent_user) if agent_user else None
 
     def script(self, *args, timeout=SCRIPT_TIMEOUT, check=True):
         """Runs scripts/lab for this prefix (and management net)."""
@@ -232,6 +263,9 @@ class Lab:
         taken down again when a step fails. Returns the lab."""
         try:
             self.tmp = tempfile.mkdtemp(prefix=self.tmp_prefix)
+            if self.agent_ids:  # the agents read their configurations and secrets here
+                os.chown(self.tmp, 0, self.agent_ids[1])
+                os.chmod(self.tmp, 0o750)
             self.script("down")
             self.script("up", len(self.hosts))
             if mgmt:
@@ -304,8 +338,12 @@ class Lab:
         return path
 
     def secret(self, name, text):
-        """A secret file (mode 0600, as the agent requires)."""
-        return self.write(name, text, 0o600)
+        """A secret file (mode 0600, as the agent requires), the agents' user's when they have
+        one."""
+        path = self.write(name, text, 0o600)
+        if self.agent_ids:
+            os.chown(path, *self.agent_ids)
+        return path
 
     def config(self, name, host, **kwargs):
         """An agent configuration file of a host: agent_config(host, **kwargs)."""
@@ -318,6 +356,7 @@ class Lab:
 
     def start_agent(self, host, args, **kwargs):
         """A LabAgent in a host (kwargs: LabAgent's), stopped by down()."""
+        kwargs.setdefault("user", self.agent_user)
         return self.track(LabAgent(self.ns[host], args, **kwargs))
 
     def start_probing_pair(self, secret, probes, peer_name=None, mgmt=False):
@@ -348,11 +387,13 @@ class LabTestCase(unittest.TestCase):
     MGMT_NET = None  # a LAB_MGMT_NET: the lab gets management links
     TMP_PREFIX = "rail-lab-"
     TOOLS = ("ip", "curl")  # skip without them
+    AGENT_USER = None  # PACKAGE_USER: the agents run as that user, not root
 
     @classmethod
     def setUpClass(cls):
         require_tools(*cls.TOOLS)
-        cls.lab = Lab(cls.LAB_PREFIX, cls.MGMT_NET, cls.TMP_PREFIX, cls.LAB_HOSTS)
+        cls.lab = Lab(cls.LAB_PREFIX, cls.MGMT_NET, cls.TMP_PREFIX, cls.LAB_HOSTS,
+                      cls.AGENT_USER)
         cls.lab.up(mgmt=cls.MGMT_NET is not None)
         # tearDownClass does not run when setUpClass fails: take the lab down here then.
         try:

@@ -16,6 +16,7 @@ counted.
 
 import json
 import os
+import pwd
 import statistics
 import subprocess
 
@@ -33,6 +34,7 @@ SCHEDULE_TIMEOUT = 90.0  # seconds for every scheduled job to have run once
 
 class LabProbeTest(lab.LabTestCase):
     LAB_PREFIX = PREFIX
+    AGENT_USER = lab.PACKAGE_USER  # as the package's unit runs them: not root, no capability
 
     @classmethod
     def set_up_lab(cls):
@@ -89,6 +91,8 @@ class LabProbeTest(lab.LabTestCase):
             self.assertEqual(missing(samples), [], "probes without a successful run:\n%s" %
                              "\n".join(l for l in agent_a.scrape().splitlines()
                                        if l.startswith("rail_probe_")))
+            self.assert_runs_as_package_user(agent_a)
+            self.assert_runs_as_package_user(self.agent_b)
 
             samples = agent_a.samples()
             for kind in UCX_KINDS:
@@ -117,6 +121,18 @@ class LabProbeTest(lab.LabTestCase):
             self.assertEqual(check.returncode, 0, check.stdout + check.stderr)
         finally:
             agent_a.stop()
+
+    def assert_runs_as_package_user(self, agent):
+        """The agent and its probe worker run as the package's user with no capability."""
+        uid = pwd.getpwnam(lab.PACKAGE_USER).pw_uid
+        processes = [agent.proc.pid] + lab.children(agent.proc.pid)
+        self.assertEqual(len(processes), 2, "the agent and its probe worker: %s" % processes)
+        for pid in processes:
+            with open("/proc/%d/status" % pid) as handle:
+                status = dict(line.split(":", 1) for line in handle if ":" in line)
+            self.assertEqual(status["Uid"].split(), [str(uid)] * 4, "pid %d" % pid)
+            self.assertEqual(int(status["CapEff"], 16), 0, "pid %d" % pid)
+            self.assertEqual(int(status["CapBnd"], 16), 0, "pid %d" % pid)
 
     # -- one-off probes, no other probe traffic --------------------------------------------
 

@@ -2,6 +2,7 @@
 // a serving agent out. Tests and the CLI both go through here.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -86,6 +87,7 @@ class Agent {
   std::string RenderLandingPage() const;
 
  private:
+  std::shared_ptr<const peer::Secret> LoadPeerSecret();
   void StartProbing();
   void StartCollectors();
   void StartResponder();
@@ -108,9 +110,11 @@ class Agent {
   std::unique_ptr<inventory::GidCache> gid_cache_;
   std::unique_ptr<health::HealthLog> health_log_;          // the health collector logs changes here
   std::function<bool(const std::string&)> device_filter_;  // compiled once
-  std::unique_ptr<ProbeWiring> probing_;  // when probing or responding is configured; owns the
-                                          // probe worker, so it outlives responder and runner
-  std::string ucx_version_;               // the probe worker's UCX
+  std::unique_ptr<ProbeWiring> probing_;    // when probing or responding is configured; owns the
+                                            // probe worker, so it outlives responder and runner
+  std::string ucx_version_;                 // the probe worker's UCX
+  std::optional<bool> peer_secret_loaded_;  // nullopt: no secret_file configured
+  std::atomic<bool> started_{false};        // the constructor has finished: /-/ready
   std::shared_ptr<collectors::CollectorSet> collectors_;
   std::unique_ptr<web::WebServer> web_;
   std::unique_ptr<peer::Responder> responder_;

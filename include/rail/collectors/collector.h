@@ -34,6 +34,8 @@ struct Sources {
   std::function<std::optional<probe::WorkerStatus>()> probe_worker;
   // The fleet's discovery and plan; empty function or nullopt without a fleet section.
   std::function<std::optional<fleet::FleetStatus>()> fleet;
+  // Whether responder.secret_file could be loaded; nullopt when none is configured.
+  std::optional<bool> peer_secret_loaded;
 };
 
 // One scrape: the inventory as read once, and the health verdicts, evaluated once on first use.

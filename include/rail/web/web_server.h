@@ -33,7 +33,15 @@ struct WebOptions {
   int request_timeout_ms = 5000;
   // --web.config.file; empty: plain HTTP without authentication.
   std::string config_file;
+  // Whether the process has finished starting, for /-/ready; empty: ready as soon as it serves.
+  std::function<bool()> is_ready;
 };
+
+// Health paths, answered without credentials (kubelet and load balancers probe them with none)
+// and telling nothing but a status: 200 "OK" while the server serves, and for kReadyPath once
+// WebOptions::is_ready says so, 503 before.
+inline constexpr const char* kHealthyPath = "/-/healthy";
+inline constexpr const char* kReadyPath = "/-/ready";
 
 class WebError : public base::InputError {
  public:
@@ -48,9 +56,9 @@ class WebServer {
  public:
   // Loads options.config_file (throws WebConfigError naming the key), then starts listening;
   // throws WebError with civetweb's reason when an address cannot be bound. With basic auth
-  // every path answers 401 without valid credentials, and rail_exporter_http_auth_failures_total
-  // joins the telemetry path.
-  // `landing_page` renders the HTML of "/"; there is one landing page per process.
+  // every path but the health paths answers 401 without valid credentials, and
+  // rail_exporter_http_auth_failures_total joins the telemetry path. `landing_page` renders the
+  // HTML of "/"; there is one landing page per process.
   WebServer(const WebOptions& options, std::weak_ptr<prometheus::Collectable> metrics,
             std::function<std::string()> landing_page);
   ~WebServer();

@@ -9,6 +9,7 @@
 
 #include "probe/worker/spawn.h"
 #include "probe/worker/supervisor.h"
+#include "rail/base/companion.h"
 
 namespace rail::probe {
 
@@ -120,15 +121,12 @@ ProbeWorker::Reply ProbeWorker::Call(nlohmann::json request, std::chrono::millis
 
 std::string FindWorkerExecutable(const std::string& configured) {
   if (!configured.empty()) return configured;
-  std::error_code error;
-  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
-  if (error) return kWorkerExecutableName;
-  for (const auto& candidate :
-       {self.parent_path() / kWorkerExecutableName,
-        self.parent_path() / ".." / "lib" / "rail_exporter" / kWorkerExecutableName}) {
-    if (::access(candidate.c_str(), X_OK) == 0) return candidate.lexically_normal();
+  const auto candidates = base::OwnCompanionPaths(kWorkerExecutableName);
+  if (candidates.empty()) return kWorkerExecutableName;
+  for (const auto& candidate : candidates) {
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate.string();
   }
-  return (self.parent_path() / kWorkerExecutableName).string();
+  return candidates.front().string();
 }
 
 std::string QueryWorkerUcxVersion(const std::string& executable) {

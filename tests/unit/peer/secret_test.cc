@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -78,6 +79,27 @@ TEST_F(SecretFileTest, RefusesGroupOrWorldReadableFile) {
   EXPECT_NE(error.find("mode 0604"), std::string::npos);
   EXPECT_FALSE(LoadSecretFile(Write("s3cret", 0620), &error));
   EXPECT_NE(error.find("mode 0620"), std::string::npos);
+}
+
+TEST_F(SecretFileTest, ReadableByOwnGroupWhenAnotherUserOwnsIt) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to give the file another owner";
+  std::string error;
+  const std::string path = Write("s3cret", 0640);
+  ASSERT_EQ(::chown(path.c_str(), 4242, ::getegid()), 0);
+  const auto secret = LoadSecretFile(path, &error);
+  ASSERT_TRUE(secret) << error;
+  EXPECT_EQ(secret->bytes(), "s3cret");
+  ASSERT_EQ(::chmod(path.c_str(), 0440), 0);
+  EXPECT_TRUE(LoadSecretFile(path, &error)) << error;
+  // Never group write, never others, never a group that is not the agent's.
+  ASSERT_EQ(::chmod(path.c_str(), 0660), 0);
+  EXPECT_FALSE(LoadSecretFile(path, &error));
+  ASSERT_EQ(::chmod(path.c_str(), 0644), 0);
+  EXPECT_FALSE(LoadSecretFile(path, &error));
+  ASSERT_EQ(::chmod(path.c_str(), 0640), 0);
+  ASSERT_EQ(::chown(path.c_str(), 4242, ::getegid() + 4242), 0);
+  EXPECT_FALSE(LoadSecretFile(path, &error));
+  EXPECT_NE(error.find("mode 0640"), std::string::npos);
 }
 
 TEST_F(SecretFileTest, RefusesMissingDirectoryAndOversizedFiles) {

@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "test_certificates.h"
+#include "unit/web/bcrypt_hash.h"
 #include "web/basic_auth.h"
 
 namespace rail::web {
@@ -15,14 +16,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-// A bcrypt hash of `password` made by libxcrypt itself (cost 4: fast, still bcrypt).
-std::string Bcrypt(const std::string& password) {
-  char setting[CRYPT_GENSALT_OUTPUT_SIZE];
-  if (crypt_gensalt_rn("$2b$", 4, nullptr, 0, setting, sizeof(setting)) == nullptr) return {};
-  crypt_data data{};
-  const char* hash = crypt_r(password.c_str(), setting, &data);
-  return hash == nullptr ? std::string() : std::string(hash);
-}
+using rail::testing::Bcrypt;
 
 // The message of the WebConfigError that parsing `yaml` throws; "" when it parses.
 std::string ParseError(const std::string& yaml) {

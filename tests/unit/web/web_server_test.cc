@@ -7,6 +7,10 @@
 #include <prometheus/metric_family.h>
 
 #include <atomic>
+#include <filesystem>
+#include <fstream>
+
+#include "unit/web/bcrypt_hash.h"
 
 namespace rail::web {
 namespace {
@@ -33,11 +37,11 @@ struct Response {
   std::string body;
 };
 
-Response Get(int port, const std::string& path) {
+Response Get(int port, const std::string& path, const std::string& method = "GET") {
   char error[256] = {};
   mg_connection* connection =
       mg_download("127.0.0.1", port, 0, error, sizeof(error),
-                  "GET %s HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n", path.c_str());
+                  "%s %s HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n", method.c_str(), path.c_str());
   if (connection == nullptr) {
     ADD_FAILURE() << "GET " << path << ": " << error;
     return {};
@@ -124,6 +128,45 @@ TEST_F(WebServerTest, RejectsBadOptions) {
   options.listen_addresses = {"127.0.0.1:0"};
   options.telemetry_path = "metrics";
   EXPECT_THROW(WebServer(options, metrics, [] { return std::string(); }), WebError);
+}
+
+TEST_F(WebServerTest, HealthPathsAnswerWithoutCredentials) {
+  const std::string hash = rail::testing::Bcrypt("secret");
+  ASSERT_FALSE(hash.empty());
+  const std::filesystem::path config =
+      std::filesystem::path(::testing::TempDir()) / "health_web_config.yml";
+  std::ofstream(config) << "basic_auth_users:\n  alice: '" << hash << "'\n";
+  std::atomic<bool> started{false};
+  WebOptions options;
+  options.listen_addresses = {"127.0.0.1:0"};
+  options.config_file = config.string();
+  options.is_ready = [&started] { return started.load(); };
+  WebServer server(options, std::make_shared<OneGauge>(), [] { return std::string("landing"); });
+  const int port = server.ListeningPorts().front();
+
+  EXPECT_EQ(Get(port, "/metrics").status, 401);
+  EXPECT_EQ(Get(port, "/").status, 401);
+  const auto healthy = Get(port, kHealthyPath);
+  EXPECT_EQ(healthy.status, 200);
+  EXPECT_EQ(healthy.body, "OK\n");
+  const auto starting = Get(port, kReadyPath);
+  EXPECT_EQ(starting.status, 503);
+  EXPECT_EQ(starting.body, "Starting\n");
+  started = true;
+  EXPECT_EQ(Get(port, kReadyPath).status, 200);
+  EXPECT_EQ(Get(port, kReadyPath, "HEAD").status, 200);
+  EXPECT_EQ(Get(port, kHealthyPath, "POST").status, 405);
+  // Only the exact paths skip authentication.
+  EXPECT_EQ(Get(port, "/-/healthy/../metrics").status, 401);
+  EXPECT_EQ(Get(port, "/-/readyz").status, 401);
+  std::filesystem::remove(config);
+}
+
+TEST_F(WebServerTest, ReadyAtOnceWithoutAReadinessSignal) {
+  WebOptions options;
+  options.listen_addresses = {"127.0.0.1:0"};
+  WebServer server(options, std::make_shared<OneGauge>(), [] { return std::string(); });
+  EXPECT_EQ(Get(server.ListeningPorts().front(), kReadyPath).status, 200);
 }
 
 }  // namespace
