@@ -16,12 +16,15 @@ one this machine's UCX reports); the agent and its worker run as 9840 without ca
 agent in host a's container probes the responder in host b's container with ucx_rtt and
 ucx_throughput over UCX's tcp transport (UCX_TLS=tcp, the probes' ucx_transports), on both rails,
 successfully; every module loaded at run time (libibverbs providers, UCX transports, OpenSSL for
-civetweb, NSS) resolves with the image's own loader. It prints the image's size (not asserted)
+civetweb, NSS) resolves with the image's own loader; the image as shipped (its command, its example
+configuration, no secret) serves /metrics and /-/ready without peer traffic; a scrape over TLS
+works in the image (civetweb's OpenSSL). It prints the image's size (not asserted)
 and its own timing. Containers are always removed; an image it built is removed too unless
 $RAIL_KEEP_IMAGE is set.
 """
 
 import argparse
+import contextlib
 import glob
 import os
 import re
@@ -40,6 +43,7 @@ import lab  # noqa: E402
 from lab import all_ones, find  # noqa: E402
 
 PREFIX = os.environ.get("RAIL_LAB_PREFIX", "rlimg")
+SOLO_NS = PREFIX + "-solo"  # a namespace for a container on its own
 # crun refuses this machine's hybrid cgroups; the hard limits here are below podman's defaults.
 PODMAN = ["podman", "--runtime", "runc"]
 LIMITS = ["--ulimit", "nofile=4096:4096", "--ulimit", "nproc=4096:4096"]
@@ -118,16 +122,23 @@ def proc_status(pid):
 
 
 class Container:
-    """The image started detached in a lab host's network namespace; stop() removes it."""
+    """The image started detached in network namespace ns; stop() removes it. volumes: (host
+    path, path in the container), mounted read-only; secret: a podman secret, placed at
+    SECRET_PATH for the image's user; args: instead of the image's command; https: it serves
+    TLS (a certificate curl does not check)."""
 
-    def __init__(self, image, name, ns, config, secret, args=()):
+    def __init__(self, image, name, ns, volumes=(), secret=None, args=(), https=False):
         self.name = name
         self.ns = ns
+        self.base_url = "%s://127.0.0.1:%d" % ("https" if https else "http", METRICS_PORT)
+        options = []
+        for source, target in volumes:
+            options += ["--volume", "%s:%s:ro" % (source, target)]
+        if secret:
+            options += ["--secret", "%s,target=%s,uid=%d,gid=%d,mode=0400" % (
+                secret, SECRET_PATH, IMAGE_UID, IMAGE_UID)]
         podman("run", "--detach", "--name", name, "--network", "ns:/run/netns/" + ns, *LIMITS,
-               *HARDENING, "--volume", "%s:%s:ro" % (config, CONFIG_PATH),
-               "--secret", "%s,target=%s,uid=%d,gid=%d,mode=0400" % (
-                   secret, SECRET_PATH, IMAGE_UID, IMAGE_UID),
-               image, *args)
+               *HARDENING, *options, image, *args)
 
     def logs(self):
         result = podman("logs", self.name, check=False)
@@ -137,10 +148,10 @@ class Container:
         """The agent's pid in this machine's pid namespace (0 when it is not running)."""
         return int(podman("inspect", "--format", "{{.State.Pid}}", self.name).stdout.strip())
 
-    def scrape(self):
-        """/metrics through curl in the host's namespace, or None when it does not answer."""
-        result = lab.in_ns(self.ns, ["curl", "-sf", "--max-time", "5",
-                                     "http://127.0.0.1:%d/metrics" % METRICS_PORT], check=False)
+    def scrape(self, path="/metrics"):
+        """A GET through curl in the container's namespace: the body, or None when it fails."""
+        result = lab.in_ns(self.ns, ["curl", "-sfk", "--max-time", "5", self.base_url + path],
+                           check=False)
         return result.stdout if result.returncode == 0 else None
 
     def samples(self):
@@ -213,8 +224,8 @@ class ImageTest(unittest.TestCase):
         }
         for host in ("b", "a"):
             name = "rail-image-test-%s-%d" % (host, os.getpid())
-            container = Container(cls.image, name, cls.lab.ns[host], configs[host],
-                                  cls.secret_name)
+            container = Container(cls.image, name, cls.lab.ns[host],
+                                  volumes=[(configs[host], CONFIG_PATH)], secret=cls.secret_name)
             cls.containers.append(container)
             container.wait_until_serving()
         cls.agent_b, cls.agent_a = cls.containers
@@ -317,7 +328,52 @@ class ImageTest(unittest.TestCase):
             podman("image", "unmount", self.image, check=False)
         print("%d run-time modules load inside the image" % len(modules))
 
-    def test_5_image_size(self):
+    @contextlib.contextmanager
+    def solo_container(self, **kwargs):
+        """The image alone in a network namespace of its own (loopback only), serving; removed
+        with the namespace afterwards. kwargs: Container's."""
+        subprocess.run(["ip", "netns", "del", SOLO_NS], capture_output=True)  # a crashed run's
+        subprocess.run(["ip", "netns", "add", SOLO_NS], check=True)
+        container = None
+        try:
+            subprocess.run(["ip", "-n", SOLO_NS, "link", "set", "lo", "up"], check=True)
+            container = Container(self.image, "rail-image-test-solo-%d" % os.getpid(), SOLO_NS,
+                                  **kwargs)
+            container.wait_until_serving()
+            yield container
+        finally:
+            if container:
+                container.stop()
+            subprocess.run(["ip", "netns", "del", SOLO_NS], capture_output=True)
+
+    def test_5_image_as_shipped_serves_without_a_secret(self):
+        # Its own command and example configuration, nothing mounted: no peer traffic, but
+        # /metrics, and ready.
+        with self.solo_container() as container:
+            samples = container.samples()
+            self.assertEqual(find(samples, "rail_exporter_peer_secret_loaded"), [0.0])
+            self.assertEqual(container.scrape("/-/ready"), "OK\n")
+            self.assertIn("secret", container.logs())
+
+    def test_6_tls_in_the_image(self):
+        # civetweb opens libssl.so (the TLS compatibility library) and libcrypto.so inside the
+        # image: a scrape over TLS works only when both are there and load.
+        tls = os.path.join(self.lab.tmp, "tls")
+        os.mkdir(tls, 0o755)
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                        "-subj", "/CN=localhost", "-keyout", os.path.join(tls, "key.pem"),
+                        "-out", os.path.join(tls, "cert.pem")], check=True, capture_output=True,
+                       timeout=60)
+        os.chmod(os.path.join(tls, "key.pem"), 0o644)  # for the image's user; a test key
+        with open(os.path.join(tls, "web.yml"), "w") as handle:
+            handle.write("tls_server_config:\n  cert_file: /tls/cert.pem\n"
+                         "  key_file: /tls/key.pem\n")
+        with self.solo_container(volumes=[(tls, "/tls")], https=True,
+                                 args=["--config.file=" + CONFIG_PATH,
+                                       "--web.config.file=/tls/web.yml"]) as container:
+            self.assertEqual(len(find(container.samples(), "rail_exporter_build_info")), 1)
+
+    def test_7_image_size(self):
         size = int(podman("image", "inspect", "--format", "{{.Size}}", self.image).stdout)
         self.assertGreater(size, 0)
         print("image %s: %d bytes (%.1f MB)" % (self.image, size, size / 1e6))
