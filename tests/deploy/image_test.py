@@ -57,6 +57,7 @@ METRICS_PORT = 9840  # the agent's default --web.listen-address, in each host's 
 BUILD_TIMEOUT = 900.0  # seconds for scripts/image, the package build included
 PODMAN_TIMEOUT = 60.0  # seconds for one podman command
 STARTUP_TIMEOUT = 20.0  # seconds for an agent in a container to answer /metrics
+STOP_ATTEMPTS = 5  # podman rm attempts for one container
 PROBE_TIMEOUT = 60.0  # seconds for every UCX probe to have succeeded once on both rails
 UCX_KINDS = ("ucx_rtt", "ucx_throughput")
 PROBES = (
@@ -137,8 +138,12 @@ class Container:
         if secret:
             options += ["--secret", "%s,target=%s,uid=%d,gid=%d,mode=0400" % (
                 secret, SECRET_PATH, IMAGE_UID, IMAGE_UID)]
-        podman("run", "--detach", "--name", name, "--network", "ns:/run/netns/" + ns, *LIMITS,
-               *HARDENING, *options, image, *args)
+        try:
+            podman("run", "--detach", "--name", name, "--network", "ns:/run/netns/" + ns,
+                   *LIMITS, *HARDENING, *options, image, *args)
+        except subprocess.CalledProcessError as error:
+            self.stop()  # podman may have created it before failing to start it
+            raise AssertionError("podman run %s failed: %s" % (name, error.stderr)) from None
 
     def logs(self):
         result = podman("logs", self.name, check=False)
@@ -173,7 +178,14 @@ class Container:
             raise AssertionError("%s never answered /metrics:\n%s" % (self.name, self.logs()))
 
     def stop(self):
-        podman("rm", "--force", "--time", "2", self.name, check=False)
+        # A container that exited on its own can still be in podman's cleanup, when rm may fail:
+        # try again (bounded), and say so when it stays.
+        for _ in range(STOP_ATTEMPTS):
+            result = podman("rm", "--force", "--time", "2", self.name, check=False)
+            if podman("container", "exists", self.name, check=False).returncode != 0:
+                return
+            time.sleep(0.5)
+        print("could not remove container %s: %s" % (self.name, last_line(result.stderr)))
 
 
 @unittest.skipUnless(os.geteuid() == 0, "needs root (podman's storage, network namespaces)")
