@@ -8,6 +8,7 @@
 #                                                   agent looks in ../lib/rail_exporter/ from
 #                                                   its own directory (base/companion.h)
 #   /etc/rail_exporter/rail_exporter.yml            the example configuration (a conffile)
+#   /etc/default/rail-exporter                      the unit's extra flags (a conffile)
 #   /usr/share/rail_exporter/dashboards/            Grafana dashboards
 #   /usr/share/rail_exporter/prometheus/            recording and alerting rules, scrape configs
 #   /usr/share/rail_exporter/grafana/provisioning/  Grafana provisioning files
@@ -19,14 +20,20 @@ set(RAIL_COMPANION_DIR "lib/rail_exporter")
 # Debian 12 keeps units under /lib even with /usr merged; systemd finds both.
 set(RAIL_SYSTEMD_UNIT_DIR "/lib/systemd/system" CACHE PATH "Where the systemd unit is installed")
 set(RAIL_DATA_DIR "${CMAKE_INSTALL_DATADIR}/rail_exporter")
+# Absolute, as the unit's: CMAKE_INSTALL_SYSCONFDIR is "etc" under the prefix, which would put
+# the configuration in /usr/etc for the package's prefix /usr.
+set(RAIL_SYSCONF_DIR "/etc" CACHE PATH "Where the configuration files are installed")
 
 install(TARGETS rail_exporter RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT agent)
 install(TARGETS rail_exporter_probe_worker RUNTIME DESTINATION ${RAIL_COMPANION_DIR}
         COMPONENT agent)
 install(TARGETS rail_tls_compat LIBRARY DESTINATION ${RAIL_COMPANION_DIR} COMPONENT agent)
 
-install(FILES deploy/config/rail_exporter.yml DESTINATION ${CMAKE_INSTALL_SYSCONFDIR}/rail_exporter
+install(FILES deploy/config/rail_exporter.yml DESTINATION ${RAIL_SYSCONF_DIR}/rail_exporter
         COMPONENT agent)
+# The unit's extra flags (EnvironmentFile=).
+install(FILES deploy/config/rail-exporter.default DESTINATION ${RAIL_SYSCONF_DIR}/default
+        RENAME rail-exporter COMPONENT agent)
 install(FILES deploy/systemd/rail-exporter.service DESTINATION ${RAIL_SYSTEMD_UNIT_DIR}
         COMPONENT agent)
 
