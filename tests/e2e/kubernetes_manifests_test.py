@@ -143,6 +143,28 @@ class KustomizationTest(unittest.TestCase):
         self.assertEqual(secret["stringData"], {"secret": ""})
 
 
+class KustomizeBuildTest(unittest.TestCase):
+    """`kubectl kustomize` (where a kubectl with kustomize v4 or later is installed; Debian 12's
+    kubernetes-client is 1.20, too old) renders exactly the listed manifests."""
+
+    def test_kustomize_renders_the_listed_objects(self):
+        kubectl = shutil.which("kubectl")
+        if not kubectl:
+            self.skipTest("no kubectl on PATH (Debian 12's kubernetes-client 1.20 is too old)")
+        version = subprocess.run([kubectl, "version", "--client"], capture_output=True,
+                                 text=True, timeout=60, stdin=subprocess.DEVNULL)
+        match = re.search(r"Kustomize Version: v(\d+)", version.stdout)
+        if not match or int(match.group(1)) < 4:
+            self.skipTest("kubectl without kustomize v4 or later:\n" + version.stdout)
+        result = subprocess.run([kubectl, "kustomize", MANIFESTS], capture_output=True,
+                                text=True, timeout=60, stdin=subprocess.DEVNULL)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        rendered = by_kind(d for d in yaml.safe_load_all(result.stdout) if d)
+        expected = {key: value for key, value in all_objects().items()
+                    if key != ("Secret", "rail-exporter-peer")}
+        self.assertEqual(rendered, expected)
+
+
 class PrometheusRuleTest(unittest.TestCase):
     def test_committed_file_is_the_generators_output(self):
         result = subprocess.run([sys.executable, GENERATOR, "--check"], capture_output=True,

@@ -165,7 +165,8 @@ class PromtoolCheckTest(unittest.TestCase):
             "interval_unparsable": text.replace("scrape_interval: 15s", "scrape_interval: 15"),
             "unknown_key": text.replace("metrics_path:", "metric_path:"),
             "auth_twice": with_blocks(text, ["basic-auth"]).replace(
-                "    relabel_configs:", "    authorization: {credentials: x}\n    relabel_configs:"),
+                "    relabel_configs:",
+                "    authorization: {credentials: x}\n    relabel_configs:"),
         }
         for variant, body in broken.items():
             with self.subTest(variant=variant):
