@@ -18,17 +18,23 @@ schemas.
   Service's metrics port as job rail_exporter (what rail_rules.yml's alerts look for).
 * The PrometheusRule equals what deploy/kubernetes/generate_prometheusrule.py writes from
   deploy/prometheus/rail_rules.yml, and a changed rule file changes the output.
-* The ConfigMap's agent configuration is accepted by the agent (on a fixture tree).
+* The agent on the ConfigMap's configuration (on a fixture tree) lists the Service's
+  EndpointSlices from a stand-in API server, as the EndpointSlice controller would make them from
+  service.yaml and the DaemonSet's ports, keeps the ready endpoints and finds itself among them.
 """
 
 import copy
+import http.server
 import json
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 import unittest
 
 import yaml
@@ -352,27 +358,134 @@ class ConsistencyTest(unittest.TestCase):
         self.assertEqual(container["livenessProbe"]["httpGet"]["scheme"], "HTTPS")
 
 
+class FakeApiServer:
+    """An HTTP stand-in for the API server: answers the EndpointSlice list of one Service with
+    the slice the EndpointSlice controller would make for it, and records each request."""
+
+    def __init__(self, slice_):
+        self.requests = []
+        body = json.dumps({"kind": "EndpointSliceList", "apiVersion": "discovery.k8s.io/v1",
+                           "metadata": {}, "items": [slice_]}).encode()
+        requests = self.requests
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):  # noqa: N802 (the http.server name)
+                requests.append((self.path, self.headers.get("Authorization")))
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = "http://127.0.0.1:%d" % self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def endpoint_slice(service, container_ports, endpoints):
+    """The slice of `service`: its port names with the container ports their targetPorts name."""
+    ports = [{"name": p["name"], "protocol": p["protocol"],
+              "port": container_ports[p["targetPort"]]} for p in service["spec"]["ports"]]
+    return {"metadata": {"name": service["metadata"]["name"] + "-x1",
+                         "namespace": service["metadata"]["namespace"],
+                         "labels": {"kubernetes.io/service-name": service["metadata"]["name"]}},
+            "addressType": "IPv4", "ports": ports, "endpoints": endpoints}
+
+
+def foreign_ipv4_addresses(count):
+    """Documentation addresses (RFC 5737) that are not this machine's: binding them fails."""
+    found = []
+    for prefix in ("198.51.100.", "203.0.113.", "192.0.2."):
+        for last in range(10, 250):
+            address = prefix + str(last)
+            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+                try:
+                    probe.bind((address, 0))
+                except OSError:
+                    found.append(address)
+                    if len(found) == count:
+                        return found
+    raise AssertionError("every documentation address is this machine's")
+
+
+def endpoint(address, node, ready=True):
+    return {"addresses": [address], "conditions": {"ready": ready}, "nodeName": node,
+            "targetRef": {"kind": "Pod", "namespace": NAMESPACE, "name": "rail-exporter-" + node}}
+
+
 class ConfigMapAgentTest(unittest.TestCase):
-    def test_agent_accepts_the_configuration(self):
+    """The agent on the ConfigMap's configuration finds the DaemonSet's agents through the
+    Service's EndpointSlices, served by a stand-in API server, and itself among them."""
+
+    def test_agent_discovers_the_service_endpoints_and_itself(self):
         harness.require_executable(self, harness.BINARY)
         objects = all_objects()
         config = yaml.safe_load(objects[("ConfigMap", "rail-exporter")]["data"]
                                 ["rail_exporter.yml"])
+        (container,) = objects[("DaemonSet", "rail-exporter")]["spec"]["template"]["spec"][
+            "containers"]
+        container_ports = {p["name"]: p["containerPort"] for p in container["ports"]}
+        # This agent's responder on a free loopback port stands for the node's 9841.
+        responder_port = harness.free_port()
+        container_ports["responder"] = responder_port
+        peer, not_ready = foreign_ipv4_addresses(2)
+        slice_ = endpoint_slice(objects[("Service", "rail-exporter")], container_ports,
+                                [endpoint("127.0.0.1", "node-a"), endpoint(peer, "node-b"),
+                                 endpoint(not_ready, "node-c", ready=False)])
         trees = dict(harness.fixture_trees())
-        with tempfile.TemporaryDirectory() as tmp:
-            secret = os.path.join(tmp, "secret")
-            with open(os.open(secret, os.O_WRONLY | os.O_CREAT, 0o600), "w") as f:
-                f.write("0123456789abcdef0123456789abcdef\n")
+        with tempfile.TemporaryDirectory() as tmp, FakeApiServer(slice_) as api:
+            secret, token = os.path.join(tmp, "secret"), os.path.join(tmp, "token")
+            for path, text in ((secret, "0123456789abcdef0123456789abcdef\n"),
+                               (token, "service-account-token\n")):
+                with open(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600), "w") as f:
+                    f.write(text)
             config["responder"]["secret_file"] = secret
-            config["responder"]["listen_address"] = "127.0.0.1:%d" % harness.free_port()
+            config["responder"]["listen_address"] = "127.0.0.1:%d" % responder_port
+            # What the pod has from its service account: the namespace, the token, the CA.
+            (source,) = config["fleet"]["discovery"]["kubernetes"]
+            source.update({"namespace": NAMESPACE, "api_server": api.url, "token_file": token,
+                           "ca_file": secret, "refresh_interval": "1s"})
             path = os.path.join(tmp, "rail_exporter.yml")
             with open(path, "w", encoding="utf-8") as f:
                 yaml.safe_dump(config, f)
             with harness.RailExporter(["--config.file=" + path]
                                       + harness.tree_flags(trees["hgx-8gpu"])) as agent:
-                body = agent.scrape()
-        self.assertIn("rail_fleet_discovery_targets", body)
-        self.assertIn('source="kubernetes:', body)
+                samples = self.wait_for_discovery(agent)
+                log = agent.stderr_text()
+        source_label = "kubernetes:%s/rail-exporter" % NAMESPACE
+        self.assertEqual(samples.get(("rail_fleet_discovery_targets", source_label)), 2.0,
+                         "two ready endpoints of three; the agent logged:\n" + log)
+        self.assertEqual(samples.get(("rail_fleet_self_found", None)), 1.0,
+                         "the agent logged:\n" + log)
+        path, authorization = api.requests[0]
+        self.assertTrue(path.startswith("/apis/discovery.k8s.io/v1/namespaces/%s/endpointslices?"
+                                        % NAMESPACE), path)
+        self.assertIn("labelSelector=kubernetes.io%2Fservice-name%3Drail-exporter", path)
+        self.assertEqual(authorization, "Bearer service-account-token")
+
+    def wait_for_discovery(self, agent, timeout=15.0):
+        deadline = time.monotonic() + timeout
+        while True:
+            samples = {}
+            for line in agent.scrape().splitlines():
+                match = re.match(r'^(rail_fleet_discovery_targets|rail_fleet_self_found)'
+                                 r'(?:\{source="([^"]*)"\})? (\S+)$', line)
+                if match:
+                    samples[(match.group(1), match.group(2))] = float(match.group(3))
+            if samples.get(("rail_fleet_self_found", None)) == 1.0 or time.monotonic() > deadline:
+                return samples
+            time.sleep(0.2)
 
 
 @unittest.skipUnless(NODE and NPM, "needs node and npm (Debian packages nodejs, npm; "
