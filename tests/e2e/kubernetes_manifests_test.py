@@ -229,6 +229,10 @@ class ConsistencyTest(unittest.TestCase):
             with self.subTest(flag=flag):
                 self.assertIn("--" + flag + " ", result.stdout)
 
+    def test_namespace_admits_host_network_and_host_paths(self):
+        labels = self.objects[("Namespace", NAMESPACE)]["metadata"]["labels"]
+        self.assertEqual(labels["pod-security.kubernetes.io/enforce"], "privileged")
+
     def test_host_network_and_cluster_dns(self):
         self.assertIs(self.pod["hostNetwork"], True)
         self.assertEqual(self.pod["dnsPolicy"], "ClusterFirstWithHostNet")
