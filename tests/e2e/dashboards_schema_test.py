@@ -31,45 +31,16 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import dashboards  # noqa: E402
+import npm_pins  # noqa: E402
 
 PACKAGE_DIR = os.path.join(dashboards.REPO, "tests", "dashboards")
 NODE_MODULES = os.path.join(PACKAGE_DIR, "node_modules")
 STRICT_TYPES = os.path.join(PACKAGE_DIR, "strict_dashboard.ts")
-NPM_TIMEOUT = 600.0  # seconds for `npm ci` (downloads about 25 MB)
 TSC_TIMEOUT = 300.0  # seconds for one tsc run over every file
 TSC_ERROR = re.compile(r"^(?P<file>[^\s(]+\.ts)\(\d+,\d+\): error (?P<code>TS\d+): (?P<text>.*)$")
 
 NODE = shutil.which("node")
 NPM = shutil.which("npm")
-
-
-def installed_version(package):
-    try:
-        with open(os.path.join(NODE_MODULES, package, "package.json"), encoding="utf-8") as f:
-            return json.load(f)["version"]
-    except (OSError, ValueError, KeyError):
-        return None
-
-
-def pinned_versions():
-    with open(os.path.join(PACKAGE_DIR, "package.json"), encoding="utf-8") as f:
-        return json.load(f)["devDependencies"]
-
-
-def ensure_packages():
-    """npm ci when a pinned package is missing or at another version; returns an error or None."""
-    pins = pinned_versions()
-    if all(installed_version(name) == version for name, version in pins.items()):
-        return None
-    result = subprocess.run([NPM, "ci", "--no-audit", "--no-fund"], cwd=PACKAGE_DIR,
-                            capture_output=True, text=True, timeout=NPM_TIMEOUT,
-                            stdin=subprocess.DEVNULL)
-    if result.returncode != 0:
-        return "npm ci in %s failed (rc=%d):\n%s%s" % (PACKAGE_DIR, result.returncode,
-                                                       result.stdout, result.stderr)
-    wrong = {name: installed_version(name) for name, version in pins.items()
-             if installed_version(name) != version}
-    return "after npm ci, versions differ from package.json: %s" % wrong if wrong else None
 
 
 def typescript_source(dashboard, type_name):
@@ -169,7 +140,7 @@ def broken_variants(all_dashboards):
 class DashboardSchemaTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        error = ensure_packages()
+        error = npm_pins.ensure_packages(PACKAGE_DIR)
         if error:
             raise AssertionError(error)
         cls.dashboards = dashboards.load_dashboards()

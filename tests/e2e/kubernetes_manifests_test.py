@@ -41,16 +41,15 @@ import yaml
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
+import npm_pins  # noqa: E402
 
 MANIFESTS = os.path.join(harness.REPO, "deploy", "kubernetes")
 PACKAGE_DIR = os.path.join(harness.REPO, "tests", "kubernetes")
-NODE_MODULES = os.path.join(PACKAGE_DIR, "node_modules")
 VALIDATOR = os.path.join(PACKAGE_DIR, "validate_manifests.js")
 GENERATOR = os.path.join(MANIFESTS, "generate_prometheusrule.py")
 RULES = os.path.join(harness.REPO, "deploy", "prometheus", "rail_rules.yml")
 NAMESPACE = "rail-exporter"
 NOT_APPLIED = {"secret.yaml"}  # created with kubectl create secret (secret.yaml says why)
-NPM_TIMEOUT = 600.0  # seconds for `npm ci` (about 36 MB)
 NODE_TIMEOUT = 120.0  # seconds for one validator run
 OPTIONAL_BEGIN = re.compile(r"^\s*# >>> optional: (?P<name>[a-z-]+)\s*$")
 OPTIONAL_END = re.compile(r"^\s*# <<< optional: (?P<name>[a-z-]+)\s*$")
@@ -497,7 +496,7 @@ class ConfigMapAgentTest(unittest.TestCase):
 class SchemaTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        error = ensure_packages()
+        error = npm_pins.ensure_packages(PACKAGE_DIR)
         if error:
             raise AssertionError(error)
         cls.workdir = tempfile.mkdtemp(prefix="rail-k8s-manifests-")
@@ -589,31 +588,6 @@ class SchemaTest(unittest.TestCase):
             with self.subTest(variant=name):
                 self.assertNotEqual(document["errors"], [], "the broken copy passed")
                 self.assertIn(expected, " ".join(document["errors"]))
-
-
-def installed_version(package):
-    try:
-        with open(os.path.join(NODE_MODULES, package, "package.json"), encoding="utf-8") as f:
-            return json.load(f)["version"]
-    except (OSError, ValueError, KeyError):
-        return None
-
-
-def ensure_packages():
-    """npm ci when a pinned package is missing or at another version; returns an error or None."""
-    with open(os.path.join(PACKAGE_DIR, "package.json"), encoding="utf-8") as f:
-        pins = json.load(f)["devDependencies"]
-    if all(installed_version(name) == version for name, version in pins.items()):
-        return None
-    result = subprocess.run([NPM, "ci", "--no-audit", "--no-fund"], cwd=PACKAGE_DIR,
-                            capture_output=True, text=True, timeout=NPM_TIMEOUT,
-                            stdin=subprocess.DEVNULL)
-    if result.returncode != 0:
-        return "npm ci in %s failed (rc=%d):\n%s%s" % (PACKAGE_DIR, result.returncode,
-                                                       result.stdout, result.stderr)
-    wrong = {name: installed_version(name) for name, version in pins.items()
-             if installed_version(name) != version}
-    return "after npm ci, versions differ from package.json: %s" % wrong if wrong else None
 
 
 if __name__ == "__main__":
