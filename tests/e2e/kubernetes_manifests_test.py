@@ -29,7 +29,6 @@ import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -406,22 +405,6 @@ def endpoint_slice(service, container_ports, endpoints):
             "addressType": "IPv4", "ports": ports, "endpoints": endpoints}
 
 
-def foreign_ipv4_addresses(count):
-    """Documentation addresses (RFC 5737) that are not this machine's: binding them fails."""
-    found = []
-    for prefix in ("198.51.100.", "203.0.113.", "192.0.2."):
-        for last in range(10, 250):
-            address = prefix + str(last)
-            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-                try:
-                    probe.bind((address, 0))
-                except OSError:
-                    found.append(address)
-                    if len(found) == count:
-                        return found
-    raise AssertionError("every documentation address is this machine's")
-
-
 def endpoint(address, node, ready=True):
     return {"addresses": [address], "conditions": {"ready": ready}, "nodeName": node,
             "targetRef": {"kind": "Pod", "namespace": NAMESPACE, "name": "rail-exporter-" + node}}
@@ -442,7 +425,10 @@ class ConfigMapAgentTest(unittest.TestCase):
         # This agent's responder on a free loopback port stands for the node's 9841.
         responder_port = harness.free_port()
         container_ports["responder"] = responder_port
-        peer, not_ready = foreign_ipv4_addresses(2)
+        # Other loopback addresses than the agent's own 127.0.0.1 (an interface address of this
+        # machine, so the agent finds itself by it): the agent plans probes of the peer, and
+        # those must stay on this machine (nothing answers there).
+        peer, not_ready = "127.0.0.2", "127.0.0.3"
         slice_ = endpoint_slice(objects[("Service", "rail-exporter")], container_ports,
                                 [endpoint("127.0.0.1", "node-a"), endpoint(peer, "node-b"),
                                  endpoint(not_ready, "node-c", ready=False)])

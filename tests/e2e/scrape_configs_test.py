@@ -176,12 +176,18 @@ class PromtoolCheckTest(unittest.TestCase):
                 self.assertNotEqual(code, 0, "promtool accepted the broken copy")
 
 
+# Every target address is on loopback: the Prometheus of RelabelTest may scrape one once (nothing
+# answers there), and no test sends anything off this machine.
+NODES = (("gpu-node-1", "127.0.1.11"), ("gpu-node-2", "127.0.1.12"))
+STATIC_HOSTS = ("127.0.2.1", "127.0.2.2")  # in place of the shipped example's host names
+
+
 # The labels Prometheus's Kubernetes discovery gives the EndpointSlice role's targets of the
 # Service rail-exporter (two nodes, two ports each) and of another Service's endpoint; the pod
 # role's for the pods' two container ports.
 def endpointslice_targets():
     groups = []
-    for node, ip in (("gpu-node-1", "10.1.0.11"), ("gpu-node-2", "10.1.0.12")):
+    for node, ip in NODES:
         for port_name, port in (("metrics", 9840), ("responder", 9841)):
             groups.append({"targets": ["%s:%d" % (ip, port)], "labels": {
                 "__meta_kubernetes_namespace": "rail-exporter",
@@ -190,7 +196,7 @@ def endpointslice_targets():
                 "__meta_kubernetes_endpointslice_port": str(port),
                 "__meta_kubernetes_pod_name": "rail-exporter-" + node[-1],
                 "__meta_kubernetes_pod_node_name": node}})
-    groups.append({"targets": ["10.1.0.11:9100"], "labels": {
+    groups.append({"targets": [NODES[0][1] + ":9100"], "labels": {
         "__meta_kubernetes_namespace": "rail-exporter",
         "__meta_kubernetes_service_name": "node-exporter",
         "__meta_kubernetes_endpointslice_port_name": "metrics",
@@ -200,7 +206,7 @@ def endpointslice_targets():
 
 def pod_targets():
     groups = []
-    for node, ip in (("gpu-node-1", "10.1.0.11"), ("gpu-node-2", "10.1.0.12")):
+    for node, ip in NODES:
         for port_name, port in (("metrics", 9840), ("responder", 9841)):
             groups.append({"targets": ["%s:%d" % (ip, port)], "labels": {
                 "__meta_kubernetes_namespace": "rail-exporter",
@@ -251,10 +257,17 @@ class RelabelTest(unittest.TestCase):
             return yaml.safe_load(text)["scrape_configs"]
 
         static = shipped("scrape_static.example.yml")[0]
-        job("static", static["relabel_configs"], static["static_configs"])
+        groups = static["static_configs"]
+        shipped_targets = [target for group in groups for target in group["targets"]]
+        assert len(shipped_targets) == len(STATIC_HOSTS), shipped_targets
+        addresses = iter(STATIC_HOSTS)
+        for group in groups:
+            group["targets"] = [next(addresses) + target[target.rindex(":"):]
+                                for target in group["targets"]]
+        job("static", static["relabel_configs"], groups)
         file_sd = shipped("scrape_file_sd.example.yml")[0]
         job("file_sd", file_sd["relabel_configs"], [
-            {"targets": ["10.0.0.1:9841", "[fd00::2]:9841"], "labels": {"cluster": "c1"}}])
+            {"targets": ["127.0.1.1:9841", "[::1]:9841"], "labels": {"cluster": "c1"}}])
         kubernetes, pods = shipped("scrape_kubernetes.example.yml", "pods")
         job("endpointslice", kubernetes["relabel_configs"], endpointslice_targets())
         job("pod", pods["relabel_configs"], pod_targets())
@@ -300,18 +313,18 @@ class RelabelTest(unittest.TestCase):
         self.assert_targets("static", [
             ({"instance": host, "job": "static", "cluster": "lab"},
              "http://%s:9840/metrics" % host)
-            for host in ("node-a.example.net", "node-b.example.net")])
+            for host in STATIC_HOSTS])
 
     def test_file_sd_scrapes_the_web_port_of_the_fleet_file(self):
         self.assert_targets("file_sd", [
-            ({"instance": "10.0.0.1", "job": "file_sd", "cluster": "c1"},
-             "http://10.0.0.1:9840/metrics"),
-            ({"instance": "[fd00::2]", "job": "file_sd", "cluster": "c1"},
-             "http://[fd00::2]:9840/metrics")])
+            ({"instance": "127.0.1.1", "job": "file_sd", "cluster": "c1"},
+             "http://127.0.1.1:9840/metrics"),
+            ({"instance": "[::1]", "job": "file_sd", "cluster": "c1"},
+             "http://[::1]:9840/metrics")])
 
     def kubernetes_expected(self, job):
         return [({"instance": ip, "job": job, "node": node}, "http://%s:9840/metrics" % ip)
-                for node, ip in (("gpu-node-1", "10.1.0.11"), ("gpu-node-2", "10.1.0.12"))]
+                for node, ip in NODES]
 
     def test_endpointslice_keeps_only_the_metrics_port_of_the_service(self):
         self.assert_targets("endpointslice", self.kubernetes_expected("endpointslice"),
