@@ -26,7 +26,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import harness  # noqa: E402
 
 PACKAGE = "rail-exporter"
-USER = "rail_exporter"
+USER = harness.PACKAGE_USER
 AGENT = "/usr/bin/rail_exporter"
 CONFIG = "/etc/rail_exporter/rail_exporter.yml"
 SECRET = "/etc/rail_exporter/secret"
@@ -91,12 +91,6 @@ def build_deb():
     result = run([os.path.join(harness.REPO, "scripts", "package"), "--from-build", build],
                  timeout=600)
     return result.stdout.splitlines()[-1]
-
-
-def as_service_user(argv):
-    """argv run as rail_exporter without any capability, as the unit runs it."""
-    return ["setpriv", "--reuid=" + USER, "--regid=" + USER, "--init-groups",
-            "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs"] + argv
 
 
 class PackageTest(unittest.TestCase):
@@ -180,9 +174,9 @@ class PackageTest(unittest.TestCase):
         for path in (key, crt, web):
             os.chmod(path, 0o644)  # the test's throwaway key, read by the service user
         config = os.path.join(self.directory, "rail_exporter.yml")  # check_serving's
-        agent = harness._Process(as_service_user(
-            ["env", "LD_DEBUG=files", AGENT, "--config.file=" + config,
-             "--web.config.file=" + web, "--web.listen-address=127.0.0.1:0"]), "rail_exporter")
+        agent = harness._Process(harness.as_user(USER) + [
+            "env", "LD_DEBUG=files", AGENT, "--config.file=" + config,
+            "--web.config.file=" + web, "--web.listen-address=127.0.0.1:0"], "rail_exporter")
         self.addCleanup(agent.stop)
         port = int(agent.wait_for_line(harness.LISTENING).group(1))
         context = ssl.create_default_context(cafile=crt)
@@ -252,9 +246,9 @@ class PackageTest(unittest.TestCase):
         self.assertEqual(stat.S_IMODE(config_dir.st_mode), 0o750)
 
     def start_agent(self, config):
-        agent = harness._Process(as_service_user(
-            [AGENT, "--config.file=" + config, "--web.listen-address=127.0.0.1:0"]),
-            "rail_exporter")
+        agent = harness._Process(
+            harness.as_user(USER) + [AGENT, "--config.file=" + config,
+                                     "--web.listen-address=127.0.0.1:0"], "rail_exporter")
         self.addCleanup(agent.stop)
         return agent
 

@@ -267,6 +267,19 @@ class NodeExporter(_Process):
         return body
 
 
+# The system user the Debian package creates and its unit runs the agent as (cmake/package.cmake).
+PACKAGE_USER = "rail_exporter"
+
+
+def as_user(user):
+    """The argv prefix that runs a command as `user` with no capability and no way to gain one
+    (what the package's unit allows); [] for None."""
+    if user is None:
+        return []
+    return ["setpriv", "--reuid=" + user, "--regid=" + user, "--init-groups", "--inh-caps=-all",
+            "--bounding-set=-all", "--no-new-privs"]
+
+
 def require_executable(test, path):
     """Fails (not skips) when a tool the suite depends on is missing."""
     if not (os.path.isfile(path) and os.access(path, os.X_OK)):

@@ -36,9 +36,6 @@ SCRIPT_TIMEOUT = 60.0  # seconds for one scripts/lab command
 EXEC_TIMEOUT = 60.0  # seconds for a command run in a host, unless the caller says otherwise
 HOST_NAMES = "abcdefgh"  # host i (1-based) of a lab is HOST_NAMES[i - 1]; scripts/lab allows 8
 HOSTS = ("a", "b")  # the hosts of the default, point-to-point lab
-# The system user the Debian package creates (cmake/package.cmake): a lab whose agent_user is set
-# runs its agents as that user, as the package's unit does.
-PACKAGE_USER = "rail_exporter"
 RAILS = {"rail0": ("ra0", "rb0"), "rail1": ("ra1", "rb1")}  # rail: (host a's, host b's netdev)
 RAIL_NAMES = tuple(RAILS)  # every lab host has these rails, whatever the host count
 
@@ -134,15 +131,6 @@ def wait_until(check, timeout, interval=1.0):
         time.sleep(interval)
 
 
-def as_user(user):
-    """The argv prefix that runs a command as `user` with no capability and no way to gain one
-    (what the package's unit allows); [] for None."""
-    if user is None:
-        return []
-    return ["setpriv", "--reuid=" + user, "--regid=" + user, "--init-groups", "--inh-caps=-all",
-            "--bounding-set=-all", "--no-new-privs"]
-
-
 def ensure_system_user(name):
     """The system user and group `name`, made as the package's postinst makes them when
     missing; (uid, gid)."""
@@ -194,7 +182,7 @@ class LabAgent(harness._Process):
     def __init__(self, ns, args, binary=None, env=(), address="127.0.0.1", name=None, user=None):
         self.ns = ns
         env_argv = ["env"] + ["%s=%s" % item for item in dict(env).items()] if env else []
-        super().__init__(["ip", "netns", "exec", ns] + as_user(user) + env_argv +
+        super().__init__(["ip", "netns", "exec", ns] + harness.as_user(user) + env_argv +
                          [binary or harness.BINARY] +
                          list(args) + ["--web.listen-address=%s:0" % address],
                          name or "rail_exporter@" + ns)
@@ -387,7 +375,7 @@ class LabTestCase(unittest.TestCase):
     MGMT_NET = None  # a LAB_MGMT_NET: the lab gets management links
     TMP_PREFIX = "rail-lab-"
     TOOLS = ("ip", "curl")  # skip without them
-    AGENT_USER = None  # PACKAGE_USER: the agents run as that user, not root
+    AGENT_USER = None  # harness.PACKAGE_USER: the agents run as that user, not root
 
     @classmethod
     def setUpClass(cls):

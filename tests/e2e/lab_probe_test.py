@@ -34,7 +34,7 @@ SCHEDULE_TIMEOUT = 90.0  # seconds for every scheduled job to have run once
 
 class LabProbeTest(lab.LabTestCase):
     LAB_PREFIX = PREFIX
-    AGENT_USER = lab.PACKAGE_USER  # as the package's unit runs them: not root, no capability
+    AGENT_USER = harness.PACKAGE_USER  # as the package's unit runs them: not root, no capability
 
     @classmethod
     def set_up_lab(cls):
@@ -124,7 +124,7 @@ class LabProbeTest(lab.LabTestCase):
 
     def assert_runs_as_package_user(self, agent):
         """The agent and its probe worker run as the package's user with no capability."""
-        uid = pwd.getpwnam(lab.PACKAGE_USER).pw_uid
+        uid = pwd.getpwnam(harness.PACKAGE_USER).pw_uid
         processes = [agent.proc.pid] + lab.children(agent.proc.pid)
         self.assertEqual(len(processes), 2, "the agent and its probe worker: %s" % processes)
         for pid in processes:
