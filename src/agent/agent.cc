@@ -161,8 +161,6 @@ std::uint16_t Agent::ResponderPort() const {
   return responder_ ? responder_->ListeningPort() : std::uint16_t{0};
 }
 
-// The probe worker runs when this agent answers probes or runs UCX probes itself, and is started
-// first: its hello brings the UCX version that the handshake, the checks and build_info report.
 // The agents of a cluster share one secret, so a package can ship none. Until it is placed the
 // agent serves its inventory and exchanges nothing with peers, rather than fail to start.
 std::shared_ptr<const peer::Secret> Agent::LoadPeerSecret() {
@@ -182,6 +180,8 @@ std::shared_ptr<const peer::Secret> Agent::LoadPeerSecret() {
   return secret;
 }
 
+// The probe worker runs when this agent answers probes or runs UCX probes itself, and is started
+// first: its hello brings the UCX version that the handshake, the checks and build_info report.
 void Agent::StartProbing() {
   WorkerSettings worker{options_.probe_worker_path, options_.sysfs_root, options_.log_level,
                         options_.log_format, options_.cuda_library};
