@@ -290,13 +290,18 @@ class LabFleetTest(lab.LabTestCase):
                                                         pairs_text(plan - probed)))
         self.assertEqual(self.epoch(), epoch, "the epoch changed during the test: run it again")
         # Each prober knows its planned peers by the names they gave in their welcome, and takes
-        # none of them for a duplicate or for itself.
+        # none of them for a duplicate or for itself. The fleet thread records a name at its next
+        # refresh after the handshake that brought it, so a probe can be seen before its name.
+        def peer_names(samples):
+            return {labels["peer"]: labels["name"] for name, labels, _ in samples
+                    if name == "rail_fleet_peer_info"}
+
         for host, agent in self.agents.items():
+            expected = {peer: "fleet-" + host_of(peer) for prober, peer, _, _ in plan
+                        if prober == host}
+            lab.wait_until(lambda: peer_names(agent.samples()) == expected, PLAN_TIMEOUT)
             samples = agent.samples()
-            names = {labels["peer"]: labels["name"] for name, labels, _ in samples
-                     if name == "rail_fleet_peer_info"}
-            self.assertEqual(names, {peer: "fleet-" + host_of(peer) for prober, peer, _, _ in plan
-                                     if prober == host}, host)
+            self.assertEqual(peer_names(samples), expected, host)
             self.assertEqual(lab.find(samples, "rail_fleet_duplicate_targets"), [0.0], host)
         print("plan of epoch %d (every agent probes exactly these):\n%s" % (epoch,
                                                                            pairs_text(plan)))
