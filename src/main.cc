@@ -1,13 +1,18 @@
 // Command line of rail_exporter. Flags follow node_exporter's conventions. Everything but flag
 // parsing and signal handling lives in the library (rail/agent/agent.h).
 #include <malloc.h>
+#include <pthread.h>
 #include <spdlog/spdlog.h>
 #include <sys/resource.h>
 
 #include <CLI/CLI.hpp>
+#include <atomic>
+#include <condition_variable>
 #include <csignal>
 #include <iostream>
 #include <map>
+#include <mutex>
+#include <thread>
 
 #include "rail/agent/agent.h"
 #include "rail/agent/doctor.h"
@@ -56,6 +61,9 @@ void AddAgentFlags(CLI::App& app, CommandLine& cl) {
                  "Path under which to expose metrics");
   app.add_option("--web.config.file", cl.options.web.config_file,
                  "Web config file (exporter-toolkit format): TLS and basic authentication");
+  app.add_flag("--web.enable-lifecycle", cl.options.enable_lifecycle,
+               "Reload the configuration on POST /-/reload (behind the web config's "
+               "authentication); SIGHUP always reloads");
   app.add_option("--web.max-connections", cl.options.web.max_connections,
                  "HTTP connections held at once, one worker thread each; lowered at start to "
                  "what RLIMIT_NOFILE and the cgroup's pids.max admit")
@@ -254,13 +262,63 @@ void TuneProcess() {
   }
 }
 
-// Waits for SIGINT or SIGTERM. The signals are blocked before any thread starts, so every
-// thread inherits the mask and only this sigwait receives them.
-int WaitForTermination(const sigset_t& signals) {
-  int signal_number = 0;
-  sigwait(&signals, &signal_number);
-  return signal_number;
-}
+// What the signal thread tells the main thread: stop (SIGINT, SIGTERM) or reload (SIGHUP). The
+// signals are blocked before any thread starts, so every thread inherits the mask and only the
+// signal thread's sigwait receives them, at any moment: while the agent starts too.
+class Lifecycle {
+ public:
+  enum class Event { kStop, kReload };
+
+  explicit Lifecycle(const sigset_t& signals) : signals_(signals) {
+    thread_ = std::thread([this] { WaitForSignals(); });
+  }
+  ~Lifecycle() {
+    {
+      std::lock_guard lock(mutex_);
+      finished_ = true;
+    }
+    // A signal of its own set ends the thread's sigwait.
+    pthread_kill(thread_.native_handle(), SIGTERM);
+    thread_.join();
+  }
+  Lifecycle(const Lifecycle&) = delete;
+  Lifecycle& operator=(const Lifecycle&) = delete;
+
+  const std::atomic<bool>* stop_requested() const { return &stop_; }
+  // The next event; kStop once a stop was asked for, however many reloads are pending.
+  Event Wait() {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [this] { return stop_ || reloads_ > 0; });
+    if (stop_) return Event::kStop;
+    --reloads_;
+    return Event::kReload;
+  }
+
+ private:
+  void WaitForSignals() {
+    while (true) {
+      int signal_number = 0;
+      sigwait(&signals_, &signal_number);
+      std::lock_guard lock(mutex_);
+      if (finished_) return;
+      if (signal_number == SIGHUP) {
+        ++reloads_;
+      } else if (!stop_) {
+        spdlog::info("received signal {}, shutting down", signal_number);
+        stop_ = true;
+      }
+      changed_.notify_all();
+    }
+  }
+
+  const sigset_t signals_;
+  std::atomic<bool> stop_{false};
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  int reloads_ = 0;
+  bool finished_ = false;
+  std::thread thread_;
+};
 
 int RunAgent(CommandLine& cl) {
   if (const auto interval = rail::agent::ParseDuration(cl.gid_refresh)) {
@@ -273,16 +331,18 @@ int RunAgent(CommandLine& cl) {
   cl.options.collectors = EnabledCollectors(cl);
   cl.options.log_level = cl.log_level;
   cl.options.log_format = cl.log_format;
-  sigset_t termination;
-  sigemptyset(&termination);
-  sigaddset(&termination, SIGINT);
-  sigaddset(&termination, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &termination, nullptr);
+  sigset_t signals;
+  sigemptyset(&signals);
+  for (const int signal_number : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&signals, signal_number);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   try {
     rail::base::ConfigureLogging(cl.log_level, cl.log_format);
+    Lifecycle lifecycle(signals);
+    cl.options.stop_requested = lifecycle.stop_requested();
     rail::agent::Agent agent(cl.options);
-    const int signal_number = WaitForTermination(termination);
-    spdlog::info("received signal {}, shutting down", signal_number);
+    while (lifecycle.Wait() == Lifecycle::Event::kReload) agent.Reload("SIGHUP");
+    agent.Stop();
+    spdlog::info("stopped");
   } catch (const std::exception& error) {
     std::cerr << "rail_exporter: " << error.what() << "\n";
     return 1;

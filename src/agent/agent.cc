@@ -1,24 +1,17 @@
 #include "rail/agent/agent.h"
 
 #include <spdlog/spdlog.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <iterator>
-#include <map>
+#include <random>
 #include <regex>
-#include <set>
-#include <tuple>
 
-#include "rail/agent/fleet_probing.h"
-#include "rail/agent/probe_wiring.h"
-#include "rail/agent/probing.h"
 #include "rail/base/build_info.h"
 #include "rail/collectors/collector_set.h"
 #include "rail/health/checks.h"
 #include "rail/inventory/gid_cache.h"
-#include "rail/peer/responder.h"
 #include "rail/probe/result_store.h"
+#include "rail/probing/service.h"
 #include "rail/sysfs/filesystem.h"
 #include "rail/sysfs/values.h"
 #include "rail/web/landing_page.h"
@@ -57,50 +50,6 @@ void LogDevicesFound(const sysfs::Filesystem& sys, const std::string& root) {
   }
 }
 
-// class/net/<netdev>/mtu of each rail with a netdev, for the peers' peer_mtu check.
-std::map<std::string, std::uint64_t> RailMtus(const sysfs::Filesystem& sys,
-                                              const std::vector<probe::ProbeRail>& rails) {
-  std::map<std::string, std::uint64_t> mtus;
-  for (const auto& rail : rails) {
-    if (rail.netdev.empty()) continue;
-    std::string text;
-    if (sys.ReadFile("class/net/" + rail.netdev + "/mtu", &text) != 0) continue;
-    if (const auto mtu = sysfs::ParseUnsigned(text)) mtus[rail.name] = *mtu;
-  }
-  return mtus;
-}
-
-// responder.listen_address as host and port; ":9841" (node_exporter's spelling) listens on every
-// address.
-peer::HostPort ResponderAddress(const std::string& listen_address) {
-  std::string error;
-  const bool every_address = listen_address.front() == ':';
-  auto address = peer::ParseHostPort(every_address ? "0.0.0.0" + listen_address : listen_address,
-                                     peer::kDefaultResponderPort, &error);
-  if (!address) throw AgentError("responder.listen_address: " + error);
-  if (every_address) address->host.clear();
-  return *address;
-}
-
-std::vector<peer::Network> AllowedNetworks(const std::vector<std::string>& texts) {
-  std::vector<peer::Network> networks;
-  for (const auto& text : texts) {
-    std::string error;
-    auto network = peer::ParseNetwork(text, &error);
-    if (!network) throw AgentError("responder.allowed_networks: " + error);
-    networks.push_back(std::move(*network));
-  }
-  return networks;
-}
-
-// responder.name, else the host name: what this agent calls itself in its welcome.
-std::string OwnName(const ResponderConfig& config) {
-  if (!config.name.empty()) return config.name;
-  char name[256] = {};
-  if (gethostname(name, sizeof(name) - 1) != 0) return {};
-  return name;
-}
-
 }  // namespace
 
 std::function<bool(const std::string&)> MakeDeviceFilter(const std::string& include,
@@ -130,15 +79,39 @@ Agent::Agent(const AgentOptions& options) : options_(options) {
   clock_ = std::make_unique<base::SteadyClock>();
   results_ = std::make_unique<probe::ResultStore>(*clock_);
   device_filter_ = MakeDeviceFilter(options_.device_include, options_.device_exclude);
-  StartProbing();
+  probing::ServiceOptions service;
+  service.worker = {options_.probe_worker_path, options_.sysfs_root, options_.log_level,
+                    options_.log_format, options_.cuda_library};
+  service.peer_insecure = options_.peer_insecure;
+  service.device_filter = device_filter_;
+  service.seed = options_.seed != 0 ? options_.seed : std::random_device{}();
+  service.stop_requested = options_.stop_requested;
+  probing_ = std::make_unique<probing::ProbingService>(config_, std::move(service), *sys_, *clock_,
+                                                       *results_);
+  probing_->Start();
+  reload_state_.last_success = clock_->WallNow();
+  if (StopRequested()) return;
   StartCollectors();
   LogDevicesFound(*sys_, options_.sysfs_root);
+  StartWeb();
+}
+
+Agent::~Agent() {
+  Stop();
+}
+
+bool Agent::StopRequested() const {
+  return options_.stop_requested != nullptr && options_.stop_requested->load();
+}
+
+void Agent::StartWeb() {
   web::WebOptions web_options = options_.web;
   web_options.is_ready = [this] { return started_.load(); };
+  if (options_.enable_lifecycle) {
+    web_options.reload = [this] { return Reload("POST /-/reload"); };
+  }
   web_ = std::make_unique<web::WebServer>(web_options, collectors_,
                                           [this] { return RenderLandingPage(); });
-  StartResponder();
-  StartProbes();
   started_ = true;
   std::string ports;
   for (int port : web_->ListeningPorts()) {
@@ -147,63 +120,56 @@ Agent::Agent(const AgentOptions& options) : options_(options) {
   spdlog::info("listening on port(s) {}, metrics at {}", ports, options_.web.telemetry_path);
 }
 
-Agent::~Agent() {
-  if (fleet_) fleet_->Stop();
-  if (runner_) runner_->Stop();
-  if (responder_) responder_->Stop();
+void Agent::Stop() {
+  started_ = false;
+  web_.reset();  // no scrape, landing page or reload runs past here
+  if (probing_) probing_->Stop();
 }
 
 std::vector<int> Agent::ListeningPorts() const {
-  return web_->ListeningPorts();
+  return web_ ? web_->ListeningPorts() : std::vector<int>{};
 }
 
 std::uint16_t Agent::ResponderPort() const {
-  return responder_ ? responder_->ListeningPort() : std::uint16_t{0};
+  return probing_->ResponderPort();
 }
 
-// The agents of a cluster share one secret, so a package can ship none. Until it is placed the
-// agent serves its inventory and exchanges nothing with peers, rather than fail to start.
-std::shared_ptr<const peer::Secret> Agent::LoadPeerSecret() {
-  const auto& path = config_.responder.secret_file;
-  if (!path) return nullptr;
-  std::string error;
-  auto secret = peer::LoadSecretFile(*path, &error);
-  peer_secret_loaded_ = secret != nullptr;
-  if (!secret) {
-    spdlog::error(
-        "responder.secret_file: {}. This agent runs without peer traffic (no responder, probes "
-        "or fleet) until the secret is in place. Every agent of a cluster shares one secret: make "
-        "it once (openssl rand -hex 32), copy it to {} on every host (mode 0600 owned by the "
-        "agent's user, or 0640 owned by root with the agent's group) and restart the agent",
-        error, *path);
+std::optional<std::string> Agent::Reload(const std::string& trigger) {
+  std::lock_guard serial(reload_mutex_);
+  std::optional<std::string> refused;
+  if (!options_.config_file) {
+    spdlog::info("reload ({}): no --config.file, nothing to re-read", trigger);
+  } else {
+    try {
+      refused = ApplyReload(LoadConfigFile(*options_.config_file));
+    } catch (const std::exception& error) {
+      refused = error.what();
+    }
   }
-  return secret;
-}
-
-// The probe worker runs when this agent answers probes or runs UCX probes itself, and is started
-// first: its hello brings the UCX version that the handshake, the checks and build_info report.
-void Agent::StartProbing() {
-  WorkerSettings worker{options_.probe_worker_path, options_.sysfs_root, options_.log_level,
-                        options_.log_format, options_.cuda_library};
-  const bool responds = !config_.responder.listen_address.empty();
-  if (responds || !config_.probes.empty() || config_.fleet) {
-    auto secret = LoadPeerSecret();
-    if (peer_secret_loaded_ == false) return;
-    probing_ = std::make_unique<ProbeWiring>(*sys_, LocalProbeRails(*sys_, config_, device_filter_),
-                                             std::move(secret), *clock_, 4096, std::move(worker));
+  std::lock_guard lock(reload_state_mutex_);
+  reload_state_.last_successful = !refused;
+  if (refused) {
+    spdlog::error("reload ({}) refused, the running configuration stays: {}", trigger, *refused);
+  } else {
+    reload_state_.last_success = clock_->WallNow();
+    spdlog::info("reload ({}): {} applied", trigger, options_.config_file.value_or("nothing"));
   }
-  const bool ucx_probes =
-      std::any_of(config_.probes.begin(), config_.probes.end(), [](const ProbeConfig& entry) {
-        const auto kind = probe::ParseProbeKind(entry.kind);
-        return kind && probe::NeedsUcx(*kind);
-      });
-  if (probing_ && (responds || ucx_probes)) probing_->StartWorker();
-  ucx_version_ =
-      probing_
-          ? probing_->Versions().ucx_version
-          : probe::QueryWorkerUcxVersion(probe::FindWorkerExecutable(options_.probe_worker_path));
+  return refused;
 }
 
+// What the agent holds itself (the health thresholds the collectors were made with) is
+// restart-only; the probing service judges and applies the rest.
+std::optional<std::string> Agent::ApplyReload(const AgentConfig& next) {
+  if (!(next.health == config_.health)) {
+    return "the health section takes effect at a restart only";
+  }
+  if (auto refused = probing_->Apply(next)) return refused;
+  static_cast<probing::ProbingConfig&>(config_) = next;
+  return std::nullopt;
+}
+
+// Every source reads the probing service, which outlives the web server (Stop), through its
+// status: nothing a scrape calls waits on a probe, a worker restart or a re-plan.
 void Agent::StartCollectors() {
   collectors::Sources sources;
   sources.inventory.sys = sys_.get();
@@ -214,161 +180,28 @@ void Agent::StartCollectors() {
   sources.inventory.rails = config_.rails;
   sources.inventory.discover_unlisted = config_.DiscoverUnlisted();
   sources.self_proc = self_proc_.get();
-  sources.responder_stats = [this]() {
-    return responder_ ? responder_->Snapshot() : peer::ResponderStats{};
+  const probing::ProbingService* probing = probing_.get();
+  sources.responder_stats = [probing] {
+    return probing->Status().responder.value_or(peer::ResponderStats{});
   };
   sources.health.thresholds = config_.health;
   sources.health.results = results_.get();
   sources.health.interface_addresses = health::ReadInterfaceAddresses;
   sources.health.own_agent_version = base::GetBuildInfo().version;
-  sources.health.own_ucx_version = ucx_version_;
-  sources.health.capabilities = [this]() -> std::optional<probe::WorkerCapabilities> {
-    if (!probing_ || probing_->worker() == nullptr) return std::nullopt;
-    return probing_->worker()->Status().capabilities;
-  };
-  sources.fleet = [this]() -> std::optional<fleet::FleetStatus> {
-    if (!fleet_) return std::nullopt;
-    return fleet_->Status();
-  };
-  sources.probe_worker = [this]() -> std::optional<probe::WorkerStatus> {
-    if (!probing_ || probing_->worker() == nullptr) return std::nullopt;
-    return probing_->worker()->Status();
-  };
-  sources.peer_secret_loaded = peer_secret_loaded_;
+  sources.health.own_ucx_version = probing->UcxVersion();
+  sources.health.capabilities = [probing] { return probing->WorkerCapabilities(); };
+  sources.fleet = [probing] { return probing->Status().fleet; };
+  sources.probe_worker = [probing] { return probing->Status().worker; };
+  sources.peer_secret_loaded = probing->Status().peer_secret_loaded;
+  sources.config_reload = [this] { return LastReload(); };
   health_log_ = std::make_unique<health::HealthLog>();
   sources.health_log = health_log_.get();
   collectors_ = std::make_shared<collectors::CollectorSet>(std::move(sources), options_.collectors);
 }
 
-void Agent::StartResponder() {
-  const auto& config = config_.responder;
-  if (config.listen_address.empty() || !probing_) return;
-  const auto address = ResponderAddress(config.listen_address);
-  peer::ResponderOptions options;
-  options.listen_host = address.host;
-  options.port = address.port;
-  options.secret = probing_->secret();
-  options.insecure = config.insecure || options_.peer_insecure;
-  options.versions = probing_->Versions();
-  options.rail_mtus = [this] { return RailMtus(*sys_, probing_->rails()); };
-  options.name = OwnName(config);
-  options.limits = config.limits;
-  options.allowed_networks = AllowedNetworks(config.allowed_networks);
-  options.clock = clock_.get();
-  // The probe layer's rule, the one the scheduler's jobs are planned by (PlanJob).
-  options.is_bulk_kind = [](const std::string& kind) {
-    const auto parsed = probe::ParseProbeKind(kind);
-    return parsed && probe::IsBulk(*parsed);
-  };
-  if (!options.secret && !options.insecure) {
-    spdlog::warn(
-        "responder: no responder.secret_file and no --peer.insecure: every peer will be "
-        "refused");
-  }
-  responder_ = std::make_unique<peer::Responder>(std::move(options), probing_->Handlers());
-  if (std::string error; !responder_->Start(&error)) throw AgentError("responder: " + error);
-  spdlog::info("responder listening on port {}", responder_->ListeningPort());
-}
-
-void Agent::StartProbes() {
-  if (!probing_) return;
-  if (!config_.probes.empty()) {
-    if (config_.responder.listen_address.empty()) {
-      // Probes need a secret, which lives in the responder section; the peers probe us back.
-      spdlog::info(
-          "probes configured without a responder section: this agent will not answer its "
-          "peers' probes");
-    }
-    if (!probing_->secret() && !(config_.responder.insecure || options_.peer_insecure)) {
-      throw AgentError("probes need responder.secret_file (or --peer.insecure) to reach peers");
-    }
-  }
-  if (config_.fleet) CheckFleetBudget();
-  ApplyPlan({});
-  if (config_.fleet) StartFleet();
-}
-
-// The largest plan the fleet can give (k peers on every rail) must fit the series budget and the
-// scheduler's, so that no later plan can be refused.
-void Agent::CheckFleetBudget() const {
-  const auto& fleet = *config_.fleet;
-  const auto& rails = probing_->rails();
-  const auto series = MaxFleetProbeSeries(config_, rails);
-  if (series > fleet.max_probe_series) {
-    throw AgentError("fleet: the plan can make " + std::to_string(series) +
-                     " per-peer probe series, more than fleet.max_probe_series (" +
-                     std::to_string(fleet.max_probe_series) +
-                     "): lower fleet.peers_per_rail or the probes' message sizes");
-  }
-  std::vector<fleet::PlannedPair> fullest;
-  for (const auto& rail : rails) {
-    for (unsigned i = 0; i < fleet.peers_per_rail; ++i) {
-      fullest.push_back({"planned-peer-" + std::to_string(i) + ":1", rail.name});
-    }
-  }
-  std::vector<schedule::ProbeJob> jobs;
-  for (auto& planned : PlanProbes(config_, rails)) jobs.push_back(std::move(planned.job));
-  for (auto& planned : PlanFleetProbes(config_, rails, fullest)) {
-    jobs.push_back(std::move(planned.job));
-  }
-  if (const auto error = schedule::ValidateJobs(jobs, config_.budget)) {
-    throw AgentError("probes: with fleet.peers_per_rail " + std::to_string(fleet.peers_per_rail) +
-                     " peers on every rail: " + *error);
-  }
-}
-
-void Agent::StartFleet() {
-  std::vector<std::string> rails;
-  for (const auto& rail : probing_->rails()) rails.push_back(rail.name);
-  const auto peer_names = [this] {
-    std::map<std::string, std::string> names;
-    for (const auto& state : results_->Snapshot()) {
-      if (!state.last.peer_name.empty()) names[state.key.peer] = state.last.peer_name;
-    }
-    return names;
-  };
-  fleet_ = std::make_unique<FleetProbing>(
-      *config_.fleet, MakeDiscoverySources(*config_.fleet), std::move(rails),
-      FleetProbing::Identity{ResponderPort(), OwnName(config_.responder)}, *clock_, peer_names,
-      [this](const std::vector<fleet::PlannedPair>& pairs) {
-        try {
-          ApplyPlan(pairs);
-        } catch (const std::exception& error) {
-          spdlog::error("fleet: the new plan could not be scheduled: {}", error.what());
-        }
-      });
-  fleet_->Start();
-}
-
-void Agent::ApplyPlan(const std::vector<fleet::PlannedPair>& pairs) {
-  auto plan = PlanProbes(config_, probing_ ? probing_->rails() : std::vector<probe::ProbeRail>{});
-  if (config_.fleet) {
-    auto fleet = PlanFleetProbes(config_, probing_->rails(), pairs);
-    std::move(fleet.begin(), fleet.end(), std::back_inserter(plan));
-  }
-  std::set<std::tuple<std::string, std::string, std::string>> planned;  // kind, peer, rail
-  for (const auto& probe : plan) {
-    planned.emplace(probe.job.kind, probe.job.peer, probe::RailLabel(probe.job.rails));
-  }
-  std::lock_guard lock(runner_mutex_);
-  if (runner_) runner_->Stop();
-  runner_.reset();
-  results_->Retain(
-      [&planned](const std::string& kind, const std::string& peer, const std::string& rail) {
-        return planned.contains({kind, peer, rail});
-      });
-  if (plan.empty()) return;
-  const auto jobs = plan.size();
-  schedule::SchedulerOptions schedule;
-  schedule.budget = config_.budget;
-  schedule.bulk_concurrency = config_.bulk_concurrency;
-  runner_ = std::make_unique<ProbeRunner>(std::move(plan), schedule, probing_->Context(),
-                                          probing_->Probes(), *results_);
-  if (std::string error; !runner_->Start(&error)) {
-    runner_.reset();
-    throw AgentError("probes: " + error);
-  }
-  spdlog::info("scheduled {} probe job(s) over {} rail(s)", jobs, probing_->rails().size());
+collectors::ConfigReloadState Agent::LastReload() const {
+  std::lock_guard lock(reload_state_mutex_);
+  return reload_state_;
 }
 
 std::string Agent::RenderLandingPage() const {
@@ -378,7 +211,7 @@ std::string Agent::RenderLandingPage() const {
   web::LandingPage page;
   page.version = build.version;
   page.revision = build.revision;
-  page.ucx_version = ucx_version_;
+  page.ucx_version = probing_->UcxVersion();
   page.telemetry_path = options_.web.telemetry_path;
   page.sysfs_root = options_.sysfs_root;
   return web::RenderLandingPage(web::BuildLandingPage(scrape, std::move(page)));

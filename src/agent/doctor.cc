@@ -12,7 +12,6 @@
 #include <ostream>
 
 #include "rail/agent/config.h"
-#include "rail/agent/probe_wiring.h"
 #include "rail/base/build_info.h"
 #include "rail/base/clock.h"
 #include "rail/gpu/gpudirect.h"
@@ -22,6 +21,7 @@
 #include "rail/peer/client.h"
 #include "rail/probe/result_store.h"
 #include "rail/probe/worker.h"
+#include "rail/probing/wiring.h"
 #include "rail/sysfs/filesystem.h"
 #include "rail/sysfs/read_errors.h"
 
@@ -216,8 +216,9 @@ std::optional<Finding> AskPeer(const DoctorOptions& options, const AgentConfig& 
     throw std::runtime_error("--peer needs --peer.secret-file (or --peer.insecure)");
   }
   base::SteadyClock clock;
-  ProbeWiring wiring(sys, {}, LoadSecret(secret_file, "secret file"), clock, 16,
-                     WorkerSettings{options.worker_path, options.sysfs_root, "warn", "logfmt"});
+  probing::ProbeWiring wiring(
+      sys, {}, probing::LoadSecret(secret_file, "secret file"), clock, 16,
+      probing::WorkerSettings{options.worker_path, options.sysfs_root, "warn", "logfmt"});
   std::string reason;
   std::string message;
   const auto client = wiring.Context().connect(options.peer, kPeerTimeout, &reason, &message);

@@ -14,12 +14,12 @@
 #include <stdexcept>
 
 #include "rail/agent/config.h"
-#include "rail/agent/probe_wiring.h"
-#include "rail/agent/probing.h"
 #include "rail/fleet/file_sd.h"
 #include "rail/fleet/target.h"
 #include "rail/probe/result.h"
 #include "rail/probe/result_store.h"
+#include "rail/probing/plan.h"
+#include "rail/probing/wiring.h"
 #include "rail/sysfs/filesystem.h"
 
 namespace rail::agent {
@@ -86,7 +86,7 @@ std::vector<std::string> PlanRails(const PlanCommandOptions& options, const Agen
   }
   const sysfs::RootedFilesystem sys(options.sysfs_root);
   std::vector<std::string> local;
-  for (const auto& rail : LocalProbeRails(sys, config)) local.push_back(rail.name);
+  for (const auto& rail : probing::LocalProbeRails(sys, config)) local.push_back(rail.name);
   if (local.empty()) {
     throw PlanError("no rails found under " + options.sysfs_root + "; name them with --rails");
   }
@@ -148,7 +148,7 @@ std::vector<PlanCommandProbe> ProbesOfPlan(const AgentConfig& config,
     probe_rails.push_back(std::move(rail));
   }
   std::vector<PlanCommandProbe> probes;
-  for (const auto& planned : PlanFleetProbes(config, probe_rails, pairs)) {
+  for (const auto& planned : probing::PlanFleetProbes(config, probe_rails, pairs)) {
     probes.push_back({planned.job.peer, probe::RailLabel(planned.job.rails), planned.job.kind});
   }
   std::sort(probes.begin(), probes.end());

@@ -9,11 +9,13 @@
 #include <random>
 #include <thread>
 
-#include "rail/agent/probe_wiring.h"
-#include "rail/agent/probing.h"
+#include "rail/agent/config.h"
 #include "rail/base/build_info.h"
 #include "rail/peer/client.h"
 #include "rail/probe/counters.h"
+#include "rail/probe/result_store.h"
+#include "rail/probing/plan.h"
+#include "rail/probing/wiring.h"
 #include "rail/sysfs/filesystem.h"
 
 namespace rail::agent {
@@ -191,7 +193,7 @@ probe::ProbeParams ParamsFor(const ProbeCommandOptions& options, const ProbeChoi
   params.peer = options.peer;
   params.operation = choice.operation;
   params.message_sizes_bytes = options.message_sizes_bytes.empty()
-                                   ? DefaultMessageSizes(choice.kind)
+                                   ? probing::DefaultMessageSizes(choice.kind)
                                    : options.message_sizes_bytes;
   params.window = options.window;
   params.streams = options.streams;
@@ -215,7 +217,7 @@ std::vector<probe::ProbeResult> RunRetryingBusy(probe::Probe& probe,
   std::mt19937_64 random{std::random_device{}()};
   std::uniform_real_distribution<double> stretch(1.0, 1.5);
   for (int attempt = 1;; ++attempt) {
-    std::vector<probe::ProbeResult> results = RunProbeSizes(probe, params, context);
+    std::vector<probe::ProbeResult> results = probing::RunProbeSizes(probe, params, context);
     if (results.empty() || !probe::IsBusy(results.back()) || attempt == kBusyAttempts) {
       return results;
     }
@@ -233,7 +235,7 @@ int ProbeAndReport(const ProbeCommandOptions& options, const ProbeChoice& choice
   AgentConfig config;
   if (options.config_file) config = LoadConfigFile(*options.config_file);
   sysfs::RootedFilesystem sys(options.sysfs_root);
-  const auto all_rails = LocalProbeRails(sys, config);
+  const auto all_rails = probing::LocalProbeRails(sys, config);
   const auto selected = SelectRails(all_rails, options.rails, err);
   if (selected.empty()) return 2;
   const auto secret_file = options.secret_file ? options.secret_file : config.responder.secret_file;
@@ -242,8 +244,9 @@ int ProbeAndReport(const ProbeCommandOptions& options, const ProbeChoice& choice
     return 2;
   }
   base::SteadyClock clock;
-  ProbeWiring wiring(sys, all_rails, LoadSecret(secret_file, "secret file"), clock, 1024,
-                     WorkerSettings{options.worker_path, options.sysfs_root, "warn", "logfmt"});
+  probing::ProbeWiring wiring(
+      sys, all_rails, probing::LoadSecret(secret_file, "secret file"), clock, 1024,
+      probing::WorkerSettings{options.worker_path, options.sysfs_root, "warn", "logfmt"});
   if (probe::NeedsUcx(choice.kind)) wiring.StartWorker();
   const probe::ProbeContext context = wiring.Context();
 
@@ -254,7 +257,7 @@ int ProbeAndReport(const ProbeCommandOptions& options, const ProbeChoice& choice
     return 2;
   }
   std::vector<probe::ProbeResult> results;
-  for (const auto& rails : RunsOver(choice.kind, selected)) {
+  for (const auto& rails : probing::RunsOver(choice.kind, selected)) {
     params.rails = rails;
     for (auto& result : RunRetryingBusy(*probe, params, context, err)) {
       result.peer = options.peer;

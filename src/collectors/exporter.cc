@@ -8,6 +8,19 @@
 namespace rail::collectors {
 namespace {
 
+// Named as Prometheus names its own, so that the same alerts and habits apply.
+void CollectReload(const ConfigReloadState& reload, std::vector<prometheus::MetricFamily>& out) {
+  detail::Gauge("rail_exporter_config_last_reload_successful",
+                "1 when the last configuration load (start, SIGHUP or POST /-/reload) was "
+                "applied; 0 when it was refused and the previous configuration still runs.")
+      .Add({}, reload.last_successful ? 1.0 : 0.0)
+      .MoveTo(out);
+  detail::Gauge("rail_exporter_config_last_reload_success_timestamp_seconds",
+                "Wall time of the last configuration load that was applied (the start counts).")
+      .Add({}, std::chrono::duration<double>(reload.last_success.time_since_epoch()).count())
+      .MoveTo(out);
+}
+
 class ExporterCollector final : public Collector {
  public:
   std::string Name() const override { return "exporter"; }
@@ -37,6 +50,8 @@ class ExporterCollector final : public Collector {
           .Add({}, *loaded ? 1.0 : 0.0)
           .MoveTo(out);
     }
+
+    if (snapshot.sources().config_reload) CollectReload(snapshot.sources().config_reload(), out);
 
     if (snapshot.sources().self_proc == nullptr) return;
     const auto stats = sysfs::ReadProcessStats(*snapshot.sources().self_proc);

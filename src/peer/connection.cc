@@ -111,8 +111,9 @@ bool BindLocal(int fd, int family, const ConnectOptions& options, bool* device_b
 std::optional<ConnectedSocket> ConnectOne(const addrinfo& candidate, const ConnectOptions& options,
                                           Deadline deadline, const std::string& target,
                                           NetError* error) {
-  UniqueFd fd(socket(candidate.ai_family, candidate.ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,
-                     candidate.ai_protocol));
+  base::UniqueFd fd(socket(candidate.ai_family,
+                           candidate.ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,
+                           candidate.ai_protocol));
   if (!fd) {
     Fail(error, "io", "socket: " + ErrnoText(errno));
     return std::nullopt;
@@ -146,11 +147,6 @@ std::optional<ConnectedSocket> ConnectOne(const addrinfo& candidate, const Conne
 }
 
 }  // namespace
-
-void UniqueFd::reset(int fd) {
-  if (fd_ >= 0) ::close(fd_);
-  fd_ = fd;
-}
 
 std::optional<HostPort> ParseHostPort(std::string_view text, std::uint16_t default_port,
                                       std::string* error) {
@@ -280,7 +276,7 @@ bool WaitReady(int fd, short events, Deadline deadline, int cancel_fd, NetError*
   }
 }
 
-Connection::Connection(UniqueFd fd, std::size_t max_frame_bytes)
+Connection::Connection(base::UniqueFd fd, std::size_t max_frame_bytes)
     : fd_(std::move(fd)), decoder_(max_frame_bytes) {}
 
 std::optional<Connection> Connection::Connect(const std::string& host, std::uint16_t port,

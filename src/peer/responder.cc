@@ -45,7 +45,7 @@ void Drain(int event_fd) {
 }
 
 // Binds and listens on `host` ("" = every address) and `port`.
-UniqueFd Listen(const std::string& host, std::uint16_t port, std::string* error) {
+base::UniqueFd Listen(const std::string& host, std::uint16_t port, std::string* error) {
   sockaddr_storage address{};
   socklen_t length = 0;
   int family = AF_INET6;
@@ -63,9 +63,9 @@ UniqueFd Listen(const std::string& host, std::uint16_t port, std::string* error)
     length = sizeof(sockaddr_in);
   } else {
     *error = "listen address \"" + host + "\" is not a numeric IPv4 or IPv6 address";
-    return UniqueFd();
+    return base::UniqueFd();
   }
-  UniqueFd fd(socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+  base::UniqueFd fd(socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
   if (!fd && host.empty() && errno == EAFNOSUPPORT) {
     // No IPv6 on this host: every IPv4 address instead.
     address = {};
@@ -74,11 +74,11 @@ UniqueFd Listen(const std::string& host, std::uint16_t port, std::string* error)
     v4.sin_port = htons(port);
     v4.sin_addr.s_addr = htonl(INADDR_ANY);
     length = sizeof(sockaddr_in);
-    fd = UniqueFd(socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+    fd = base::UniqueFd(socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
   }
   if (!fd) {
     *error = "socket: " + ErrnoText(errno);
-    return UniqueFd();
+    return base::UniqueFd();
   }
   const int on = 1;
   const int off = 0;
@@ -89,11 +89,11 @@ UniqueFd Listen(const std::string& host, std::uint16_t port, std::string* error)
   if (bind(fd.get(), reinterpret_cast<const sockaddr*>(&address), length) != 0) {
     *error =
         "cannot bind " + FormatHostPort(host.empty() ? "::" : host, port) + ": " + ErrnoText(errno);
-    return UniqueFd();
+    return base::UniqueFd();
   }
   if (listen(fd.get(), SOMAXCONN) != 0) {
     *error = "listen: " + ErrnoText(errno);
-    return UniqueFd();
+    return base::UniqueFd();
   }
   return fd;
 }
@@ -123,6 +123,7 @@ struct Responder::Impl {
   void AcceptLoop();
   void AcceptPending();
   void ReapFinished(bool all);
+  void RefuseBacklog();
   void LogRefusal(const std::string& reason, const std::string& address);
 
   ResponderOptions options;
@@ -137,9 +138,9 @@ struct Responder::Impl {
   BulkGate bulk_gate;
   ServedBudget served_budget;
 
-  UniqueFd listen_fd;
-  UniqueFd stop_fd;  // eventfd, readable for good once Stop() signals it
-  UniqueFd reap_fd;  // eventfd, signalled by each session as it ends
+  base::UniqueFd listen_fd;
+  base::UniqueFd stop_fd;  // eventfd, readable for good once Stop() signals it
+  base::UniqueFd reap_fd;  // eventfd, signalled by each session as it ends
   std::unique_ptr<detail::SessionContext> context;  // outlives every session thread
   std::uint16_t port = 0;
   std::thread accept_thread;
@@ -182,8 +183,8 @@ void Responder::Impl::AcceptPending() {
   for (int i = 0; i < kAcceptBurst; ++i) {
     sockaddr_storage peer{};
     socklen_t peer_length = sizeof(peer);
-    UniqueFd socket(accept4(listen_fd.get(), reinterpret_cast<sockaddr*>(&peer), &peer_length,
-                            SOCK_NONBLOCK | SOCK_CLOEXEC));
+    base::UniqueFd socket(accept4(listen_fd.get(), reinterpret_cast<sockaddr*>(&peer), &peer_length,
+                                  SOCK_NONBLOCK | SOCK_CLOEXEC));
     if (!socket) {
       if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
         // EMFILE and friends: the backlog keeps the peer waiting; it is retried on next wake.
@@ -231,6 +232,26 @@ void Responder::Impl::AcceptPending() {
   }
 }
 
+// Peers whose connections wait in the listen backlog are told why they will not be served, as
+// the sessions are, instead of being reset when the listener closes.
+void Responder::Impl::RefuseBacklog() {
+  while (true) {
+    sockaddr_storage peer{};
+    socklen_t peer_length = sizeof(peer);
+    base::UniqueFd socket(accept4(listen_fd.get(), reinterpret_cast<sockaddr*>(&peer),
+                                  &peer_length, SOCK_NONBLOCK | SOCK_CLOEXEC));
+    if (!socket) return;
+    stats.ConnectionAccepted();
+    if (!allow_list.Allows(peer)) {
+      stats.Error("not_allowed");
+      continue;
+    }
+    stats.Error("shutdown");
+    detail::RefuseConnection(std::move(socket), "shutdown", "the responder is shutting down",
+                             options.limits.max_frame_bytes);
+  }
+}
+
 void Responder::Impl::ReapFinished(bool all) {
   std::list<SessionThread> done;
   {
@@ -265,8 +286,8 @@ bool Responder::Start(std::string* error) {
   if (impl_->options.secret == nullptr && !impl_->options.insecure) {
     spdlog::warn("responder: no shared secret and not insecure; every peer will be refused");
   }
-  impl_->stop_fd = UniqueFd(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
-  impl_->reap_fd = UniqueFd(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  impl_->stop_fd = base::UniqueFd(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  impl_->reap_fd = base::UniqueFd(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
   if (!impl_->stop_fd || !impl_->reap_fd) {
     *error = "eventfd: " + ErrnoText(errno);
     return false;
@@ -295,6 +316,7 @@ void Responder::Stop() {
   if (!impl_->accept_thread.joinable()) return;
   Signal(impl_->stop_fd.get());
   impl_->accept_thread.join();
+  impl_->RefuseBacklog();
   impl_->listen_fd.reset();
   impl_->ReapFinished(/*all=*/true);  // sessions see stop_fd in every wait
 }

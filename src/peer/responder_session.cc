@@ -45,7 +45,7 @@ class ServeThread {
 
 class Session {
  public:
-  Session(const SessionContext& context, UniqueFd socket)
+  Session(const SessionContext& context, base::UniqueFd socket)
       : context_(context),
         connection_(std::move(socket), context.options.limits.max_frame_bytes),
         peer_address_(connection_.peer_address()) {
@@ -368,12 +368,12 @@ class Session {
 
 }  // namespace
 
-void RunSession(const SessionContext& context, UniqueFd socket) {
+void RunSession(const SessionContext& context, base::UniqueFd socket) {
   Session session(context, std::move(socket));
   session.Run();
 }
 
-void RefuseConnection(UniqueFd socket, const std::string& reason, const std::string& message,
+void RefuseConnection(base::UniqueFd socket, const std::string& reason, const std::string& message,
                       std::size_t max_frame_bytes) {
   Connection connection(std::move(socket), max_frame_bytes);
   NetError ignored;

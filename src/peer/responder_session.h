@@ -47,11 +47,11 @@ struct SessionContext {
 };
 
 // Runs one accepted connection's session to its end (the socket is closed on return).
-void RunSession(const SessionContext& context, UniqueFd socket);
+void RunSession(const SessionContext& context, base::UniqueFd socket);
 
 // Refuses a connection without a session (over the session limit): a short error reply, then
 // close. Never waits long: it runs on the accept thread.
-void RefuseConnection(UniqueFd socket, const std::string& reason, const std::string& message,
+void RefuseConnection(base::UniqueFd socket, const std::string& reason, const std::string& message,
                       std::size_t max_frame_bytes);
 
 }  // namespace rail::peer::detail

@@ -9,24 +9,11 @@
 #include <cstdio>
 #include <cstring>
 
+#include "rail/base/unique_fd.h"
+
 namespace rail::peer {
 
 namespace {
-
-class UniqueFd {
- public:
-  explicit UniqueFd(int fd) : fd_(fd) {}
-  ~UniqueFd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  UniqueFd(const UniqueFd&) = delete;
-  UniqueFd& operator=(const UniqueFd&) = delete;
-
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
 
 // Wipes a buffer that held secret bytes when it goes out of scope, on every return path.
 class ScopedCleanse {
@@ -74,7 +61,7 @@ std::shared_ptr<const Secret> LoadSecretFile(const std::string& path, std::strin
   const std::string what = "secret file " + path;
   // The checks are made on the opened descriptor, so the file cannot be swapped between the
   // check and the read.
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY));
+  base::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY));
   if (fd.get() < 0) {
     *error = what + ": cannot open: " + ErrnoText(errno);
     return nullptr;
@@ -128,6 +115,11 @@ std::shared_ptr<const Secret> LoadSecretFile(const std::string& path, std::strin
     return nullptr;
   }
   return std::make_shared<const Secret>(secret);
+}
+
+bool SameSecret(const Secret& a, const Secret& b) {
+  return a.bytes().size() == b.bytes().size() &&
+         CRYPTO_memcmp(a.bytes().data(), b.bytes().data(), a.bytes().size()) == 0;
 }
 
 }  // namespace rail::peer

@@ -152,6 +152,11 @@ bool PeerProbeSession::Finish(const json& measured, const ProbeDeadline& deadlin
   std::optional<json> answer =
       client_->Request(ToJson(peer::ProbeDone{measured}), deadline.deadline(), &error);
   if (!answer) {
+    if (error.reason == kPeerShutdownReason) {
+      // The peer stopped under this probe and said so: what our side saw of it (an echo stream
+      // closed, an endpoint timed out) follows from that.
+      result->error_reason.clear();
+    }
     SetFailure(result, error.reason, "probe report: " + error.message);
     return false;
   }

@@ -30,7 +30,7 @@ bool TcpEchoHandler::Setup(const peer::ProbeSetup& request, json* reply_fields, 
 
 void TcpEchoHandler::Serve(const std::atomic<bool>& stop) {
   const double cpu_start = ThreadCpuSeconds();
-  peer::UniqueFd socket;
+  base::UniqueFd socket;
   if (listener_) socket = detail::AcceptUntilStopped(listener_.get(), stop);
   listener_.reset();
   if (socket) {

@@ -132,7 +132,7 @@ RoundTrips OverEchoStream(const detail::PeerProbeSession& session, std::uint64_t
     return {};
   }
   peer::NetError error;
-  const std::optional<peer::UniqueFd> socket = detail::ConnectStream(
+  const std::optional<base::UniqueFd> socket = detail::ConnectStream(
       session.DataHost(), *port, run.params().rails.front(), run.deadline().Remaining(), &error);
   if (!socket) {
     detail::SetFailure(&run.result(), error.reason, "echo stream: " + error.message);

@@ -28,8 +28,8 @@ constexpr std::chrono::milliseconds kPollSlice{20};
 
 // Accepts a connection on a ready listener into `sockets`; true when it did. A listener that
 // fails (other than by a connection gone before it was accepted) is closed.
-bool AcceptStream(peer::UniqueFd* listener, std::vector<peer::UniqueFd>* sockets) {
-  peer::UniqueFd socket(accept4(listener->get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
+bool AcceptStream(base::UniqueFd* listener, std::vector<base::UniqueFd>* sockets) {
+  base::UniqueFd socket(accept4(listener->get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
   if (!socket) {
     if (!detail::IsRetryable(errno) && errno != ECONNABORTED) listener->reset();
     return false;
@@ -60,7 +60,7 @@ bool TcpSinkHandler::Setup(const peer::ProbeSetup& request, json* reply_fields, 
 void TcpSinkHandler::Serve(const std::atomic<bool>& stop) {
   const double cpu_start = ThreadCpuSeconds();
   streams_.assign(streams_wanted_, Stream{});
-  std::vector<peer::UniqueFd> sockets;  // sockets[i] receives streams_[i]; empty once ended
+  std::vector<base::UniqueFd> sockets;  // sockets[i] receives streams_[i]; empty once ended
   // One stream's bytes are copied here; with several the kernel does not write it (MSG_TRUNC),
   // but recv() still gets a valid range, as sanitizers' recv interceptors check.
   detail::PageAlignedBuffer buffer(kReceiveBlockBytes, 0);
@@ -119,7 +119,7 @@ void TcpSinkHandler::Serve(const std::atomic<bool>& stop) {
 // receiver does; false once the stream has ended: closed by the sender, failed, or over the
 // budget. With several streams the kernel drops the bytes instead of copying them out
 // (DiscardsReceivedBytes).
-bool TcpSinkHandler::ReceiveReady(peer::UniqueFd* socket, Stream* stream, std::span<char> buffer) {
+bool TcpSinkHandler::ReceiveReady(base::UniqueFd* socket, Stream* stream, std::span<char> buffer) {
   const int flags = DiscardsReceivedBytes() ? MSG_TRUNC : 0;
   std::size_t taken = 0;
   bool open = true;

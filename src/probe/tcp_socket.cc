@@ -41,7 +41,7 @@ bool IsRetryable(int error_number) {
   return error_number == EAGAIN || error_number == EWOULDBLOCK || error_number == EINTR;
 }
 
-std::optional<peer::UniqueFd> ConnectStream(const std::string& host, std::uint16_t port,
+std::optional<base::UniqueFd> ConnectStream(const std::string& host, std::uint16_t port,
                                             const ProbeRail& rail,
                                             std::chrono::milliseconds timeout,
                                             peer::NetError* error) {
@@ -59,7 +59,7 @@ std::optional<peer::UniqueFd> ConnectStream(const std::string& host, std::uint16
   return std::move(connected->fd);
 }
 
-peer::UniqueFd ListenEphemeral(const std::string& ipv4, int backlog, std::uint16_t* port,
+base::UniqueFd ListenEphemeral(const std::string& ipv4, int backlog, std::uint16_t* port,
                                std::string* error) {
   sockaddr_in address{};
   address.sin_family = AF_INET;
@@ -67,46 +67,46 @@ peer::UniqueFd ListenEphemeral(const std::string& ipv4, int backlog, std::uint16
   address.sin_addr.s_addr = htonl(INADDR_ANY);
   if (!ipv4.empty() && inet_pton(AF_INET, ipv4.c_str(), &address.sin_addr) != 1) {
     *error = "rail address \"" + ipv4 + "\" is not an IPv4 address";
-    return peer::UniqueFd();
+    return base::UniqueFd();
   }
-  peer::UniqueFd fd(socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+  base::UniqueFd fd(socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
   if (!fd) {
     *error = std::string("socket: ") + std::strerror(errno);
-    return peer::UniqueFd();
+    return base::UniqueFd();
   }
   if (bind(fd.get(), reinterpret_cast<const sockaddr*>(&address), sizeof(address)) != 0) {
     *error = "cannot bind " + (ipv4.empty() ? std::string("0.0.0.0") : ipv4) + ": " +
              std::strerror(errno);
-    return peer::UniqueFd();
+    return base::UniqueFd();
   }
   if (listen(fd.get(), backlog) != 0) {
     *error = std::string("listen: ") + std::strerror(errno);
-    return peer::UniqueFd();
+    return base::UniqueFd();
   }
   socklen_t length = sizeof(address);
   if (getsockname(fd.get(), reinterpret_cast<sockaddr*>(&address), &length) != 0) {
     *error = std::string("getsockname: ") + std::strerror(errno);
-    return peer::UniqueFd();
+    return base::UniqueFd();
   }
   *port = ntohs(address.sin_port);
   return fd;
 }
 
-peer::UniqueFd AcceptUntilStopped(int listen_fd, const std::atomic<bool>& stop) {
+base::UniqueFd AcceptUntilStopped(int listen_fd, const std::atomic<bool>& stop) {
   while (!stop.load()) {
     pollfd ready{listen_fd, POLLIN, 0};
     const int events = poll(&ready, 1, static_cast<int>(kTcpSlice.count()));
-    if (events < 0 && errno != EINTR) return peer::UniqueFd();
+    if (events < 0 && errno != EINTR) return base::UniqueFd();
     if (events <= 0) continue;
-    peer::UniqueFd socket(accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC));
+    base::UniqueFd socket(accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC));
     if (!socket) {
       if (IsRetryable(errno) || errno == ECONNABORTED) continue;
-      return peer::UniqueFd();
+      return base::UniqueFd();
     }
-    if (!MakeBlockingWithTimeouts(socket.get(), kTcpSlice)) return peer::UniqueFd();
+    if (!MakeBlockingWithTimeouts(socket.get(), kTcpSlice)) return base::UniqueFd();
     return socket;
   }
-  return peer::UniqueFd();
+  return base::UniqueFd();
 }
 
 }  // namespace rail::probe::detail

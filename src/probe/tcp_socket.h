@@ -29,18 +29,18 @@ bool SetNoDelay(int fd);
 
 // Connects a data stream from `rail` (bound to its IPv4 when it has one, and to its netdev when
 // permitted) to host:port, within `timeout`; the socket comes back blocking with slice timeouts.
-std::optional<peer::UniqueFd> ConnectStream(const std::string& host, std::uint16_t port,
+std::optional<base::UniqueFd> ConnectStream(const std::string& host, std::uint16_t port,
                                             const ProbeRail& rail,
                                             std::chrono::milliseconds timeout,
                                             peer::NetError* error);
 
 // Listens on `ipv4` ("" = every IPv4 address) on an ephemeral port.
-peer::UniqueFd ListenEphemeral(const std::string& ipv4, int backlog, std::uint16_t* port,
+base::UniqueFd ListenEphemeral(const std::string& ipv4, int backlog, std::uint16_t* port,
                                std::string* error);
 
 // Accepts one connection on a listener, waiting in slices; an empty fd once `stop` is set. The
 // accepted socket is blocking with slice timeouts.
-peer::UniqueFd AcceptUntilStopped(int listen_fd, const std::atomic<bool>& stop);
+base::UniqueFd AcceptUntilStopped(int listen_fd, const std::atomic<bool>& stop);
 
 // A data buffer that starts on a page boundary. The kernel copies between user memory and socket
 // buffers about twice as fast from there as from malloc's 16-byte alignment: perf put the sender's

@@ -17,7 +17,7 @@ using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
 struct SenderStream {
-  peer::UniqueFd socket;     // non-blocking
+  base::UniqueFd socket;     // non-blocking
   std::uint64_t budget = 0;  // this stream's share of the probe's byte budget
   std::uint64_t bytes = 0;   // accepted by send()
   bool done = false;
@@ -145,7 +145,7 @@ bool ConnectStreams(const detail::PeerProbeSession& session, detail::InitiatorRu
   }
   for (SenderStream& stream : *streams) {
     peer::NetError error;
-    std::optional<peer::UniqueFd> socket = detail::ConnectStream(
+    std::optional<base::UniqueFd> socket = detail::ConnectStream(
         session.DataHost(), *port, run.params().rails.front(), run.deadline().Remaining(), &error);
     if (!socket) {
       detail::SetFailure(&run.result(), error.reason, "data stream: " + error.message);

@@ -75,7 +75,7 @@ class RootedFilesystem::FileCache {
     std::size_t files = 0;         // cached files opened in it; it goes with the last one
   };
   struct File {
-    detail::UniqueFd fd;
+    base::UniqueFd fd;
     detail::FileKind kind = detail::FileKind::kOther;
     Directory* directory = nullptr;
     std::uint64_t generation = 0;  // the directory's generation when opened
@@ -169,7 +169,7 @@ class RootedFilesystem::FileCache {
     Erase(files_.find(lease.file->path));
   }
 
-  void Insert(std::string_view path, detail::UniqueFd fd, detail::FileKind kind) {
+  void Insert(std::string_view path, base::UniqueFd fd, detail::FileKind kind) {
     std::lock_guard lock(mutex_);
     if (files_.find(path) != files_.end()) return;  // another thread's is there already
     if (files_.size() >= capacity_) EvictOldest(capacity_ / 8 + 1);

@@ -49,13 +49,13 @@ bool BuildPath(const std::string& root, std::string_view relative, char (&out)[P
   return true;
 }
 
-int OpenReadOnly(const char* path, int flags, UniqueFd* out) {
+int OpenReadOnly(const char* path, int flags, base::UniqueFd* out) {
   int fd;
   do {
     fd = ::open(path, O_RDONLY | O_CLOEXEC | flags);
   } while (fd < 0 && errno == EINTR);
   if (fd < 0) return errno;
-  *out = UniqueFd(fd);
+  *out = base::UniqueFd(fd);
   return 0;
 }
 

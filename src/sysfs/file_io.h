@@ -15,35 +15,9 @@
 #include <utility>
 #include <vector>
 
+#include "rail/base/unique_fd.h"
+
 namespace rail::sysfs::detail {
-
-// Owns one file descriptor.
-class UniqueFd {
- public:
-  UniqueFd() = default;
-  explicit UniqueFd(int fd) : fd_(fd) {}
-  UniqueFd(UniqueFd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
-  UniqueFd& operator=(UniqueFd&& other) noexcept {
-    if (this != &other) {
-      Reset();
-      fd_ = std::exchange(other.fd_, -1);
-    }
-    return *this;
-  }
-  UniqueFd(const UniqueFd&) = delete;
-  UniqueFd& operator=(const UniqueFd&) = delete;
-  ~UniqueFd() { Reset(); }
-
-  int get() const { return fd_; }
-  explicit operator bool() const { return fd_ >= 0; }
-  void Reset() {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-  }
-
- private:
-  int fd_ = -1;
-};
 
 // What a read of the file means, decided once per open.
 enum class FileKind : std::uint8_t {
@@ -88,7 +62,7 @@ std::string_view ParentOf(std::string_view relative);
 bool BuildPath(const std::string& root, std::string_view relative, char (&out)[PATH_MAX]);
 
 // Returns 0 or an errno value.
-int OpenReadOnly(const char* path, int flags, UniqueFd* out);
+int OpenReadOnly(const char* path, int flags, base::UniqueFd* out);
 
 FileKind Classify(int fd);
 

@@ -18,6 +18,7 @@
 // Why files are kept open, and what keeps the answers right: see file_cache.h.
 
 namespace rail::sysfs {
+using base::UniqueFd;
 using detail::BuildPath;
 using detail::CacheCapacity;
 using detail::Classify;
@@ -27,7 +28,6 @@ using detail::ReadAll;
 using detail::ReadFrom;
 using detail::ReadNames;
 using detail::StripSlashes;
-using detail::UniqueFd;
 using detail::WorthCaching;
 
 namespace {
@@ -114,7 +114,7 @@ int RootedFilesystem::ReadFile(std::string_view relative_path, std::string* cont
 
   char path[PATH_MAX];
   if (!BuildPath(root_, key, path)) return ENAMETOOLONG;
-  UniqueFd fd;
+  base::UniqueFd fd;
   int error = OpenReadOnly(path, 0, &fd);
   if ((error == EMFILE || error == ENFILE) && cache_) {
     cache_->Clear();
@@ -145,7 +145,7 @@ int RootedFilesystem::ListDirectory(std::string_view relative_path,
       })) {
     char path[PATH_MAX];
     if (!BuildPath(root_, key, path)) return ENAMETOOLONG;
-    UniqueFd fd;
+    base::UniqueFd fd;
     int error = OpenReadOnly(path, O_DIRECTORY, &fd);
     if ((error == EMFILE || error == ENFILE) && cache_) {
       cache_->Clear();

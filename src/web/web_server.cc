@@ -8,6 +8,7 @@
 #include <prometheus/registry.h>
 #include <spdlog/spdlog.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <mutex>
@@ -28,6 +29,7 @@ namespace {
 struct ServerState {
   std::function<std::string()> landing_page;
   std::function<bool()> is_ready;
+  std::function<std::optional<std::string>()> reload;  // empty: the lifecycle API is off
   std::string telemetry_path;
   std::optional<TlsServerConfig> tls;
   std::shared_ptr<const detail::BasicAuthChecker> auth;  // nullptr: no authentication
@@ -38,6 +40,9 @@ struct ServerState {
 
 std::mutex state_mutex;
 std::shared_ptr<const ServerState> server_state;
+// Set while the server stops: prometheus-cpp's Exposer removes its handlers before civetweb stops
+// accepting, and a request in between would read 404 for the telemetry path.
+std::atomic<bool> server_stopping{false};
 
 std::shared_ptr<const ServerState> State() {
   std::lock_guard lock(state_mutex);
@@ -131,15 +136,47 @@ int AnswerHealth(mg_connection* connection, const ServerState& state) {
   return 200;
 }
 
+// POST /-/reload, after authentication, as Prometheus answers it: 403 while the lifecycle API is
+// off, 500 with the reason when the configuration was refused.
+int AnswerReload(mg_connection* connection, const mg_request_info& request,
+                 const ServerState& state) {
+  if (!state.reload) {
+    mg_send_http_error(connection, 403, "%s", "Lifecycle API is not enabled.");
+    return 403;
+  }
+  if (std::strcmp(request.request_method, "POST") != 0 &&
+      std::strcmp(request.request_method, "PUT") != 0) {
+    mg_send_http_error(connection, 405, "%s", "Only POST or PUT requests allowed");
+    return 405;
+  }
+  const auto refused = state.reload();
+  const std::string body = refused ? "failed to reload config: " + *refused + "\n" : "OK\n";
+  const int status = refused ? 500 : 200;
+  mg_printf(connection,
+            "HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\n"
+            "Content-Length: %zu\r\nCache-Control: no-cache\r\n\r\n",
+            status, refused ? "Internal Server Error" : "OK", body.size());
+  mg_write(connection, body.data(), body.size());
+  return status;
+}
+
 // Every request passes here first (civetweb's begin_request), so authentication covers the
 // landing page, the telemetry path and any other path alike; only the health paths come first.
 int BeginRequest(mg_connection* connection) {
+  if (server_stopping) {
+    const mg_request_info* request = mg_get_request_info(connection);
+    SendPlain(connection, *request, 503, "Service Unavailable", "Stopping\n");
+    return 503;
+  }
   const std::shared_ptr<const ServerState> state = State();
   if (!state) return 0;
   if (const int status = AnswerHealth(connection, *state); status != 0) return status;
   if (!Authorize(connection, *state)) return 401;
   const mg_request_info* request = mg_get_request_info(connection);
   if (request->local_uri == nullptr) return 0;
+  if (std::strcmp(request->local_uri, kReloadPath) == 0) {
+    return AnswerReload(connection, *request, *state);
+  }
   if (IsBelowTelemetryPath(request->local_uri, state->telemetry_path)) {
     mg_send_http_error(connection, 404, "%s", "Not Found");
     return 404;
@@ -289,6 +326,7 @@ WebServer::WebServer(const WebOptions& options, std::weak_ptr<prometheus::Collec
   auto state = std::make_shared<ServerState>();
   state->landing_page = std::move(render_landing_page);
   state->is_ready = options.is_ready;
+  state->reload = options.reload;
   state->telemetry_path = options.telemetry_path;
   state->tls = config.tls;
   if (!config.basic_auth_users.empty()) {
@@ -315,7 +353,9 @@ WebServer::WebServer(const WebOptions& options, std::weak_ptr<prometheus::Collec
 }
 
 WebServer::~WebServer() {
+  server_stopping = true;
   exposer_.reset();  // no request runs past here
+  server_stopping = false;
   std::lock_guard lock(state_mutex);
   server_state.reset();
 }

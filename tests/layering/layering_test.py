@@ -3,8 +3,8 @@
 
 Layers come in one order; a layer may use (include, link) only itself and the layers before it:
 
-  base -> sysfs -> inventory -> gpu -> peer -> fleet -> schedule -> probe -> health
-       -> collectors -> web -> agent -> main
+  base -> sysfs -> inventory -> gpu -> peer -> fleet -> schedule -> probe -> probing
+       -> health -> collectors -> web -> agent -> main
 
 Checked for every file under src/<layer>/ and include/rail/<layer>/, src/main.cc and
 tests/unit/<layer>/:
@@ -26,12 +26,13 @@ unittest wrapper (a person adding an edge sees each one with its file and line).
 import argparse
 import os
 import re
+import subprocess
 import sys
 import tempfile
 import unittest
 
-LAYERS = ["base", "sysfs", "inventory", "gpu", "peer", "fleet", "schedule", "probe", "health",
-          "collectors", "web", "agent"]
+LAYERS = ["base", "sysfs", "inventory", "gpu", "peer", "fleet", "schedule", "probe", "probing",
+          "health", "collectors", "web", "agent"]
 MAIN = "main"
 
 # Third-party headers (by include prefix) and libraries (CMake names) that only some layers may
@@ -257,6 +258,20 @@ def size_violations(root):
     return problems
 
 
+# The CUDA loader (src/gpu/driver.cc): only the probe worker may hold it. Its symbols, as
+# `nm -C` prints them.
+CUDA_LOADER_SYMBOLS = re.compile(r"rail::gpu::(CudaDriver::|ReadDriverReport\()")
+
+
+def cuda_loader_references(path, undefined=False):
+    """The CUDA loader's symbols that `path` (an executable or a static library) defines, or with
+    `undefined` refers to."""
+    flag = "--undefined-only" if undefined else "--defined-only"
+    listing = subprocess.run(["nm", "-C", flag, path], capture_output=True, text=True, check=True)
+    return sorted({line.split(None, 2)[-1] for line in listing.stdout.splitlines()
+                   if CUDA_LOADER_SYMBOLS.search(line)})
+
+
 def write(path, text):
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "w", encoding="utf-8") as handle:
@@ -331,12 +346,38 @@ class LayeringTest(unittest.TestCase):
         self.assertNotIn("rail_probe links rail_peer", problems, "allowed links are not reported")
 
 
+class CudaLoaderTest(unittest.TestCase):
+    """Built artifacts (--build-dir): the agent never links the CUDA loader; the worker does."""
+    build = None
+
+    def setUp(self):
+        if not self.build:
+            self.skipTest("no --build-dir given: the built agent cannot be checked")
+
+    def artifact(self, *parts):
+        path = os.path.join(self.build, *parts)
+        if not os.path.exists(path):
+            self.fail("%s was not built" % path)
+        return path
+
+    def test_the_agent_does_not_link_the_cuda_loader(self):
+        self.assertEqual(cuda_loader_references(self.artifact("src", "rail_exporter")), [])
+        self.assertEqual(cuda_loader_references(self.artifact("src", "librail_agent.a"),
+                                                undefined=True), [])
+
+    def test_the_check_sees_the_loader_in_the_worker(self):
+        self.assertNotEqual(
+            cuda_loader_references(self.artifact("src", "rail_exporter_probe_worker")), [])
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--root", default=os.path.join(os.path.dirname(__file__), "..", ".."))
+    parser.add_argument("--build-dir")
     parser.add_argument("--check-only", action="store_true")
     args, rest = parser.parse_known_args()
     root = os.path.abspath(args.root)
+    CudaLoaderTest.build = os.path.abspath(args.build_dir) if args.build_dir else None
     if args.check_only:
         problems = violations(root)
         print("\n".join(problems) or "layering: no violation")

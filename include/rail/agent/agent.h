@@ -13,7 +13,9 @@
 #include <vector>
 
 #include "rail/agent/config.h"
+#include "rail/base/clock.h"
 #include "rail/base/errors.h"
+#include "rail/collectors/collector_set.h"
 #include "rail/fleet/plan.h"
 #include "rail/gpu/driver.h"
 #include "rail/web/web_server.h"
@@ -21,30 +23,20 @@
 namespace rail::sysfs {
 class RootedFilesystem;
 }
-namespace rail::base {
-class SteadyClock;
-}
 namespace rail::inventory {
 class GidCache;
-}
-namespace rail::peer {
-class Responder;
 }
 namespace rail::probe {
 class ResultStore;
 }
+namespace rail::probing {
+class ProbingService;
+}
 namespace rail::health {
 class HealthLog;
 }
-namespace rail::collectors {
-class CollectorSet;
-}
 
 namespace rail::agent {
-
-class FleetProbing;
-class ProbeRunner;
-class ProbeWiring;
 
 struct AgentOptions {
   web::WebOptions web;
@@ -64,6 +56,13 @@ struct AgentOptions {
   std::string cuda_library = gpu::kCudaLibrary;
   std::string log_level = "info";
   std::string log_format = "logfmt";
+  // --web.enable-lifecycle: POST /-/reload (behind the endpoint's authentication).
+  bool enable_lifecycle = false;
+  // Set by the signal thread of src/main.cc at any moment, during start included: the start
+  // gives up at its next step and the agent never serves. May be null.
+  const std::atomic<bool>* stop_requested = nullptr;
+  // Draws the probes' jitter; 0: a random seed.
+  std::uint64_t seed = 0;
 };
 
 class AgentError : public base::InputError {
@@ -73,12 +72,25 @@ class AgentError : public base::InputError {
 
 class Agent {
  public:
-  // Validates options, loads the configuration and starts serving. Throws AgentError (or
-  // ConfigError / WebError, both runtime_error) with a one-line reason.
+  // Validates options, loads the configuration, starts probing and, last, the web server.
+  // Throws AgentError (or ConfigError / WebError, both runtime_error) with a one-line reason.
+  // When options.stop_requested is set during start, returns without serving (Serving() false).
   explicit Agent(const AgentOptions& options);
-  ~Agent();
+  ~Agent();  // Stop()
   Agent(const Agent&) = delete;
   Agent& operator=(const Agent&) = delete;
+
+  // Stops the web server first (civetweb lets in-flight requests end, each bounded by the
+  // request timeout), then probing: the fleet planner, the runner (in-flight probes cancelled),
+  // the responder (sessions refused with `shutdown`) and the probe worker (waited for).
+  void Stop();
+  bool Serving() const { return web_ != nullptr; }
+
+  // Re-reads --config.file (and the secret file it names) and applies it as a whole, or refuses
+  // it as a whole (the running configuration stays; the reason is logged and returned).
+  // Reloads are serialized. `trigger` names the cause in the log ("SIGHUP", "POST /-/reload").
+  std::optional<std::string> Reload(const std::string& trigger);
+  collectors::ConfigReloadState LastReload() const;
 
   std::vector<int> ListeningPorts() const;
   // The responder's control port; 0 when it does not run.
@@ -87,21 +99,14 @@ class Agent {
   std::string RenderLandingPage() const;
 
  private:
-  std::shared_ptr<const peer::Secret> LoadPeerSecret();
-  void StartProbing();
+  bool StopRequested() const;
   void StartCollectors();
-  void StartResponder();
-  void StartProbes();
-  void CheckFleetBudget() const;
-  void StartFleet();
-  // Re-makes the probe jobs for the fleet plan's `pairs` (and the static peers): the runner is
-  // restarted and the series of peers no longer planned are withdrawn. Throws AgentError when the
-  // scheduler refuses the jobs (only at start: the plan's size is checked then).
-  void ApplyPlan(const std::vector<fleet::PlannedPair>& pairs);
+  void StartWeb();
+  std::optional<std::string> ApplyReload(const AgentConfig& next);
 
-  // Declaration order is teardown order, reversed: probes and responder stop before what they use.
+  // Declaration order is teardown order, reversed: what probing and scrapes use outlives them.
   AgentOptions options_;
-  AgentConfig config_;
+  AgentConfig config_;  // as started; a reload replaces what the probing service runs from
   std::unique_ptr<sysfs::RootedFilesystem> sys_;
   std::unique_ptr<sysfs::RootedFilesystem> proc_;
   std::unique_ptr<sysfs::RootedFilesystem> self_proc_;
@@ -110,17 +115,13 @@ class Agent {
   std::unique_ptr<inventory::GidCache> gid_cache_;
   std::unique_ptr<health::HealthLog> health_log_;          // the health collector logs changes here
   std::function<bool(const std::string&)> device_filter_;  // compiled once
-  std::unique_ptr<ProbeWiring> probing_;    // when probing or responding is configured; owns the
-                                            // probe worker, so it outlives responder and runner
-  std::string ucx_version_;                 // the probe worker's UCX
-  std::optional<bool> peer_secret_loaded_;  // nullopt: no secret_file configured
-  std::atomic<bool> started_{false};        // the constructor has finished: /-/ready
+  std::unique_ptr<probing::ProbingService> probing_;
+  std::atomic<bool> started_{false};  // the constructor has finished: /-/ready
+  std::mutex reload_mutex_;           // one reload at a time
+  mutable std::mutex reload_state_mutex_;
+  collectors::ConfigReloadState reload_state_;
   std::shared_ptr<collectors::CollectorSet> collectors_;
-  std::unique_ptr<web::WebServer> web_;
-  std::unique_ptr<peer::Responder> responder_;
-  std::mutex runner_mutex_;  // the fleet thread replaces the runner when the plan changes
-  std::unique_ptr<ProbeRunner> runner_;
-  std::unique_ptr<FleetProbing> fleet_;  // with a fleet section; stopped first
+  std::unique_ptr<web::WebServer> web_;  // started last, stopped first
 };
 
 // Builds the device filter of --collector.infiniband.device-include/-exclude. Throws AgentError

@@ -4,6 +4,7 @@
 
 #include <prometheus/metric_family.h>
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -22,6 +23,12 @@
 
 namespace rail::collectors {
 
+// The last configuration reload; the start counts as a successful one.
+struct ConfigReloadState {
+  bool last_successful = true;
+  std::chrono::system_clock::time_point last_success;  // wall time
+};
+
 // Everything scrapes read from. What of sysfs is read follows from the enabled collectors'
 // Reads (SelectReads).
 struct Sources {
@@ -36,6 +43,8 @@ struct Sources {
   std::function<std::optional<fleet::FleetStatus>()> fleet;
   // Whether responder.secret_file could be loaded; nullopt when none is configured.
   std::optional<bool> peer_secret_loaded;
+  // The agent's reloads (rail_exporter_config_last_reload_*); empty function: not exported.
+  std::function<ConfigReloadState()> config_reload;
 };
 
 // One scrape: the inventory as read once, and the health verdicts, evaluated once on first use.

@@ -39,6 +39,8 @@ struct Thresholds {
   // health.gpu_memory_min_host_ratio: a rail whose cuda-memory throughput is below this fraction
   // of its host-memory throughput (same peer and size) fails gpu_memory_throughput.
   double gpu_memory_min_host_ratio = 0.5;
+
+  bool operator==(const Thresholds&) const = default;
 };
 
 // An IPv4 address configured on an interface (getifaddrs in production, literals in tests).

@@ -24,6 +24,8 @@ struct RailConfig {
   std::optional<std::string> ipv4;           // rails[].ipv4, overrides the address taken from GIDs
   std::optional<double> expected_rate_gbps;  // rails[].expected_rate_gbps
   std::optional<TransportClass> transport;   // rails[].transport: rdma | tcp
+
+  bool operator==(const RailConfig&) const = default;
 };
 
 enum class RailSource { kConfigured, kDiscovered };

@@ -27,6 +27,7 @@
 #include <string>
 #include <string_view>
 
+#include "rail/base/unique_fd.h"
 #include "rail/peer/framing.h"
 
 namespace rail::peer {
@@ -41,33 +42,6 @@ struct NetError {
   std::string message;  // for people
   // A peer's `busy` error reply: when it says a retry should be admitted.
   std::optional<std::chrono::milliseconds> retry_after;
-};
-
-// Owns a file descriptor and closes it once.
-class UniqueFd {
- public:
-  UniqueFd() = default;
-  explicit UniqueFd(int fd) : fd_(fd) {}
-  ~UniqueFd() { reset(); }
-  UniqueFd(UniqueFd&& other) noexcept : fd_(other.release()) {}
-  UniqueFd& operator=(UniqueFd&& other) noexcept {
-    if (this != &other) reset(other.release());
-    return *this;
-  }
-  UniqueFd(const UniqueFd&) = delete;
-  UniqueFd& operator=(const UniqueFd&) = delete;
-
-  int get() const { return fd_; }
-  explicit operator bool() const { return fd_ >= 0; }
-  int release() {
-    const int fd = fd_;
-    fd_ = -1;
-    return fd;
-  }
-  void reset(int fd = -1);
-
- private:
-  int fd_ = -1;
 };
 
 struct HostPort {
@@ -90,7 +64,7 @@ struct ConnectOptions {
 };
 
 struct ConnectedSocket {
-  UniqueFd fd;  // non-blocking, close-on-exec, connected
+  base::UniqueFd fd;  // non-blocking, close-on-exec, connected
   bool device_bound = false;
 };
 
@@ -114,7 +88,7 @@ bool WaitReady(int fd, short events, Deadline deadline, int cancel_fd, NetError*
 // A framed JSON connection. Not thread-safe: one session uses it from one thread.
 class Connection {
  public:
-  Connection(UniqueFd fd, std::size_t max_frame_bytes = kDefaultMaxFrameBytes);
+  Connection(base::UniqueFd fd, std::size_t max_frame_bytes = kDefaultMaxFrameBytes);
 
   // Connects (ConnectTcp) and wraps the socket.
   static std::optional<Connection> Connect(const std::string& host, std::uint16_t port,
@@ -142,7 +116,7 @@ class Connection {
   void Close() { fd_.reset(); }
 
  private:
-  UniqueFd fd_;
+  base::UniqueFd fd_;
   FrameDecoder decoder_;
   std::string pending_;  // received, not yet given to the decoder (at most one recv's worth)
   int cancel_fd_ = -1;

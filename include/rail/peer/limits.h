@@ -44,6 +44,8 @@ struct Limits {
   // however many peers pick this host its rails mostly carry its own work.
   double max_served_bulk_time_fraction_per_rail = 0.1;               // 6 min of every hour
   std::uint64_t max_served_bytes_per_hour = std::uint64_t{2} << 40;  // 2 TiB
+
+  bool operator==(const Limits&) const = default;
 };
 
 // nullopt when every limit is usable; otherwise an error naming the field.

@@ -35,4 +35,8 @@ class Secret {
 // any other byte is part of the secret.
 std::shared_ptr<const Secret> LoadSecretFile(const std::string& path, std::string* error);
 
+// Whether two secrets hold the same bytes, compared in constant time (a reload compares the file
+// it re-read with the running secret).
+bool SameSecret(const Secret& a, const Secret& b);
+
 }  // namespace rail::peer

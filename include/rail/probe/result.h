@@ -140,5 +140,8 @@ std::optional<RailCounterDelta> BusiestProbedRail(const ProbeResult& result);
 inline constexpr const char* kBusyReason = "busy";
 // Whether `result` is such a refusal: nothing was measured, and nothing is wrong with the rail.
 bool IsBusy(const ProbeResult& result);
+// The error reason of a run the peer ended because its responder was stopping (its `shutdown`
+// refusal): what the transfer saw of that stop follows from it.
+inline constexpr const char* kPeerShutdownReason = "shutdown";
 
 }  // namespace rail::probe

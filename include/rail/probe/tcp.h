@@ -87,7 +87,7 @@ class TcpSinkHandler final : public peer::ProbeSessionHandler {
     std::chrono::steady_clock::time_point first_byte;
     std::chrono::steady_clock::time_point last_byte;
   };
-  bool ReceiveReady(peer::UniqueFd* socket, Stream* stream, std::span<char> buffer);
+  bool ReceiveReady(base::UniqueFd* socket, Stream* stream, std::span<char> buffer);
   // Received bytes are dropped in the kernel (MSG_TRUNC) rather than copied out, when the one
   // sink thread receives several streams. The copy is the probe's work, not the path's: on the
   // 2-core lab, where sender and sink share the CPUs, the copying sink saturated its core in 2-5
@@ -98,7 +98,7 @@ class TcpSinkHandler final : public peer::ProbeSessionHandler {
   bool DiscardsReceivedBytes() const { return streams_wanted_ > 1; }
 
   ProbeRail rail_;
-  peer::UniqueFd listener_;
+  base::UniqueFd listener_;
   unsigned streams_wanted_ = 1;
   std::uint64_t max_bytes_ = 0;
   std::uint64_t total_bytes_ = 0;
@@ -119,7 +119,7 @@ class TcpEchoHandler final : public peer::ProbeSessionHandler {
 
  private:
   ProbeRail rail_;
-  peer::UniqueFd listener_;
+  base::UniqueFd listener_;
   std::uint64_t max_bytes_ = 0;
   std::uint64_t bytes_echoed_ = 0;
   double cpu_seconds_ = 0;

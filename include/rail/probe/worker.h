@@ -127,10 +127,10 @@ class ProbeWorker {
   ProbeWorker(const ProbeWorker&) = delete;
   ProbeWorker& operator=(const ProbeWorker&) = delete;
 
-  // Starts the supervision and waits for the first worker's hello (up to start_timeout). false
-  // with `error` when that worker did not come up; the supervisor keeps trying in the
-  // background either way.
-  bool Start(std::string* error);
+  // Starts the supervision and waits for the first worker's hello (up to start_timeout, or until
+  // `abandon` is set: an agent stopped while it starts). false with `error` when that worker did
+  // not come up; the supervisor keeps trying in the background either way, until Stop.
+  bool Start(std::string* error, const std::atomic<bool>* abandon = nullptr);
   // Ends the worker (its pipe closed, then SIGKILL after a short grace) and the supervision.
   void Stop();
   WorkerStatus Status() const;

@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -35,6 +36,9 @@ struct WebOptions {
   std::string config_file;
   // Whether the process has finished starting, for /-/ready; empty: ready as soon as it serves.
   std::function<bool()> is_ready;
+  // POST /-/reload (--web.enable-lifecycle): applies the configuration again and returns nullopt,
+  // or the reason it was refused. Empty: /-/reload answers 403.
+  std::function<std::optional<std::string>()> reload;
 };
 
 // Health paths, answered without credentials (kubelet and load balancers probe them with none)
@@ -42,6 +46,8 @@ struct WebOptions {
 // WebOptions::is_ready says so, 503 before.
 inline constexpr const char* kHealthyPath = "/-/healthy";
 inline constexpr const char* kReadyPath = "/-/ready";
+// The lifecycle path, behind the same authentication as every other path.
+inline constexpr const char* kReloadPath = "/-/reload";
 
 class WebError : public base::InputError {
  public:

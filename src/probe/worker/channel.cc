@@ -8,7 +8,7 @@
 
 namespace rail::probe::worker {
 
-Channel::Channel(peer::UniqueFd fd) : fd_(std::move(fd)) {}
+Channel::Channel(base::UniqueFd fd) : fd_(std::move(fd)) {}
 
 bool Channel::Send(const nlohmann::json& message) {
   nlohmann::json framed = message;

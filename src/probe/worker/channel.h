@@ -19,7 +19,7 @@ inline constexpr std::size_t kMaxWorkerFrameBytes = std::size_t{64} << 20;
 
 class Channel {
  public:
-  explicit Channel(peer::UniqueFd fd);
+  explicit Channel(base::UniqueFd fd);
 
   // Thread-safe. false when the other side has gone (or the message cannot be encoded).
   bool Send(const nlohmann::json& message);
@@ -31,7 +31,7 @@ class Channel {
   void Shutdown();
 
  private:
-  peer::UniqueFd fd_;
+  base::UniqueFd fd_;
   std::mutex send_mutex_;
   peer::FrameDecoder decoder_{kMaxWorkerFrameBytes};
   std::string pending_;  // received bytes the decoder has not consumed yet

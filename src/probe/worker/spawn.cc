@@ -42,8 +42,8 @@ Spawned SpawnWorker(const std::string& executable, const std::vector<std::string
     *error = std::string("socketpair: ") + std::strerror(errno);
     return {};
   }
-  peer::UniqueFd ours(ends[0]);
-  peer::UniqueFd theirs(ends[1]);
+  base::UniqueFd ours(ends[0]);
+  base::UniqueFd theirs(ends[1]);
   FileActions actions;
   posix_spawn_file_actions_adddup2(actions.get(), theirs.get(), kWorkerChannelFd);
   std::vector<char*> argv;
@@ -78,8 +78,8 @@ std::optional<std::string> RunForOutput(const std::string& executable,
     *error = std::string("pipe: ") + std::strerror(errno);
     return std::nullopt;
   }
-  peer::UniqueFd read_end(ends[0]);
-  peer::UniqueFd write_end(ends[1]);
+  base::UniqueFd read_end(ends[0]);
+  base::UniqueFd write_end(ends[1]);
   FileActions actions;
   posix_spawn_file_actions_adddup2(actions.get(), write_end.get(), STDOUT_FILENO);
   posix_spawn_file_actions_addopen(actions.get(), STDERR_FILENO, "/dev/null", O_WRONLY, 0);
@@ -90,7 +90,7 @@ std::optional<std::string> RunForOutput(const std::string& executable,
   pid_t pid = -1;
   const int status =
       posix_spawn(&pid, executable.c_str(), actions.get(), nullptr, argv.data(), environ);
-  write_end = peer::UniqueFd();
+  write_end = base::UniqueFd();
   if (status != 0) {
     *error = executable + ": " + std::strerror(status);
     return std::nullopt;

@@ -14,7 +14,7 @@ namespace rail::probe::worker {
 
 struct Spawned {
   pid_t pid = -1;
-  peer::UniqueFd channel;  // the agent's end
+  base::UniqueFd channel;  // the agent's end
 };
 
 // posix_spawn of `executable` with `arguments`; its stdout and stderr are the agent's (the

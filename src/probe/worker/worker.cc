@@ -22,11 +22,21 @@ ProbeWorker::~ProbeWorker() {
   Stop();
 }
 
-bool ProbeWorker::Start(std::string* error) {
+bool ProbeWorker::Start(std::string* error, const std::atomic<bool>* abandon) {
   impl_->thread = std::thread([impl = impl_.get()] { impl->Supervise(); });
+  const auto give_up = std::chrono::steady_clock::now() + impl_->options.policy.start_timeout +
+                       std::chrono::seconds(1);
   std::unique_lock lock(impl_->mutex);
-  impl_->changed.wait_for(lock, impl_->options.policy.start_timeout + std::chrono::seconds(1),
-                          [this] { return impl_->status.state != WorkerState::kStarting; });
+  // `abandon` is set by a thread that cannot notify this wait: it is looked at every slice.
+  constexpr std::chrono::milliseconds kAbandonSlice{100};
+  while (impl_->status.state == WorkerState::kStarting &&
+         std::chrono::steady_clock::now() < give_up) {
+    if (abandon != nullptr && abandon->load()) {
+      *error = "abandoned while starting: the agent is stopping";
+      return false;
+    }
+    impl_->changed.wait_for(lock, kAbandonSlice);
+  }
   if (impl_->status.state == WorkerState::kRunning) return true;
   *error = impl_->status.detail.empty() ? "the probe worker did not start" : impl_->status.detail;
   return false;

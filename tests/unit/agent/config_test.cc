@@ -8,7 +8,7 @@
 #include <fstream>
 #include <optional>
 
-#include "rail/agent/probing.h"
+#include "rail/probing/plan.h"
 
 namespace rail::agent {
 namespace {
@@ -355,7 +355,7 @@ peers: [{name: static-b, address: "10.9.9.9:9841"}]
   config.probes.back().peers = {"static-b"};
   const std::vector<fleet::PlannedPair> pairs = {
       {"10.0.0.2:9841", "rail0"}, {"10.0.0.3:9841", "rail0"}, {"10.0.0.2:9841", "rail1"}};
-  const auto fleet_jobs = PlanFleetProbes(config, Rails(), pairs);
+  const auto fleet_jobs = probing::PlanFleetProbes(config, Rails(), pairs);
   // ucx_rtt: one job per pair; the multi-rail kind: one per planned peer of rail0, over both.
   ASSERT_EQ(fleet_jobs.size(), 5u);
   EXPECT_EQ(fleet_jobs[0].job.peer, "10.0.0.2:9841");
@@ -364,11 +364,11 @@ peers: [{name: static-b, address: "10.9.9.9:9841"}]
   EXPECT_EQ(fleet_jobs[2].job.rails, std::vector<std::string>{"rail1"});
   EXPECT_EQ(fleet_jobs[3].job.rails, (std::vector<std::string>{"rail0", "rail1"}));
   // The static entry probes its named peer; the fleet entries are not planned against it.
-  const auto static_jobs = PlanProbes(config, Rails());
+  const auto static_jobs = probing::PlanProbes(config, Rails());
   ASSERT_EQ(static_jobs.size(), 2u);
   EXPECT_EQ(static_jobs[0].job.peer, "static-b");
   // k = 2 on two rails: ucx_rtt at its two default sizes, the multi-rail kind at one.
-  EXPECT_EQ(MaxFleetProbeSeries(config, Rails()), 2u * 2 * 2 + 2u * 1);
+  EXPECT_EQ(probing::MaxFleetProbeSeries(config, Rails()), 2u * 2 * 2 + 2u * 1);
 }
 
 }  // namespace

@@ -29,8 +29,8 @@ using ::testing::Not;
 constexpr const char* kDnsmasq = "/usr/sbin/dnsmasq";
 
 // A UDP socket on 127.0.0.1; port 0 picks a free one.
-peer::UniqueFd BindUdp(std::uint16_t port) {
-  peer::UniqueFd fd(socket(AF_INET, SOCK_DGRAM, 0));
+base::UniqueFd BindUdp(std::uint16_t port) {
+  base::UniqueFd fd(socket(AF_INET, SOCK_DGRAM, 0));
   sockaddr_in address{};
   address.sin_family = AF_INET;
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -39,7 +39,7 @@ peer::UniqueFd BindUdp(std::uint16_t port) {
   return fd;
 }
 
-std::uint16_t PortOf(const peer::UniqueFd& fd) {
+std::uint16_t PortOf(const base::UniqueFd& fd) {
   sockaddr_in address{};
   socklen_t length = sizeof address;
   getsockname(fd.get(), reinterpret_cast<sockaddr*>(&address), &length);
@@ -111,7 +111,7 @@ class DnsSourceTest : public ::testing::Test {
                    << "DNS server";
     }
     {
-      const peer::UniqueFd probe = BindUdp(0);  // closed again before dnsmasq binds the port
+      const base::UniqueFd probe = BindUdp(0);  // closed again before dnsmasq binds the port
       ASSERT_TRUE(probe);
       port_ = PortOf(probe);
     }
@@ -233,7 +233,7 @@ TEST_F(DnsSourceTest, ServerGoneFailsTheRefreshAndDiscoveryKeepsTheLastGoodList)
 
 // A server that takes the query and never answers: the refresh gives up at the timeout.
 TEST_F(DnsSourceTest, SilentServerTimesOut) {
-  const peer::UniqueFd silent = BindUdp(0);
+  const base::UniqueFd silent = BindUdp(0);
   ASSERT_TRUE(silent);
   auto config = Config({"peers.test"}, DnsRecordType::kA);
   config.server = "127.0.0.1:" + std::to_string(PortOf(silent));

@@ -19,7 +19,7 @@ using Clock = std::chrono::steady_clock;
 
 // A loopback port that nothing listens on: bound, then released.
 std::uint16_t UnusedPort() {
-  UniqueFd fd(socket(AF_INET, SOCK_STREAM, 0));
+  base::UniqueFd fd(socket(AF_INET, SOCK_STREAM, 0));
   sockaddr_in address{};
   address.sin_family = AF_INET;
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -33,8 +33,8 @@ std::uint16_t UnusedPort() {
 std::pair<Connection, Connection> ConnectedPair(std::size_t max_frame_bytes = 1024) {
   int fds[2];
   EXPECT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, fds), 0);
-  return {Connection(UniqueFd(fds[0]), max_frame_bytes),
-          Connection(UniqueFd(fds[1]), max_frame_bytes)};
+  return {Connection(base::UniqueFd(fds[0]), max_frame_bytes),
+          Connection(base::UniqueFd(fds[1]), max_frame_bytes)};
 }
 
 TEST(HostPort, ParsesNamesAddressesAndPorts) {
@@ -96,7 +96,7 @@ TEST(Connect, BadLocalAddressIsABindError) {
 }
 
 TEST(Connect, BindsTheLocalAddressAndReportsAddresses) {
-  UniqueFd listener(socket(AF_INET, SOCK_STREAM, 0));
+  base::UniqueFd listener(socket(AF_INET, SOCK_STREAM, 0));
   sockaddr_in address{};
   address.sin_family = AF_INET;
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -141,8 +141,8 @@ TEST(Connection, CancelFdEndsAWait) {
   auto [left, right] = ConnectedPair();
   int cancel[2];
   ASSERT_EQ(pipe(cancel), 0);
-  UniqueFd cancel_read(cancel[0]);
-  UniqueFd cancel_write(cancel[1]);
+  base::UniqueFd cancel_read(cancel[0]);
+  base::UniqueFd cancel_write(cancel[1]);
   right.set_cancel_fd(cancel_read.get());
   std::thread canceller([&] {
     std::this_thread::sleep_for(50ms);

@@ -229,7 +229,7 @@ TEST_F(TcpProbeTest, DeadPeerIsRefused) {
 
 TEST_F(TcpProbeTest, SilentPeerTimesOutWithinTheTimeout) {
   // Accepts connections (the kernel completes them into the backlog) and never answers.
-  peer::UniqueFd listener(socket(AF_INET, SOCK_STREAM, 0));
+  base::UniqueFd listener(socket(AF_INET, SOCK_STREAM, 0));
   sockaddr_in address{};
   address.sin_family = AF_INET;
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);

@@ -18,12 +18,12 @@ struct SocketPair {
   SocketPair() {
     int fds[2] = {-1, -1};
     EXPECT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, fds), 0);
-    sender = peer::UniqueFd(fds[0]);
-    receiver = peer::UniqueFd(fds[1]);
+    sender = base::UniqueFd(fds[0]);
+    receiver = base::UniqueFd(fds[1]);
     EXPECT_TRUE(detail::MakeBlockingWithTimeouts(sender.get(), 10ms));
   }
-  peer::UniqueFd sender;
-  peer::UniqueFd receiver;
+  base::UniqueFd sender;
+  base::UniqueFd receiver;
 };
 
 TEST(TcpSendAll, SendsEverything) {
@@ -49,7 +49,7 @@ TEST(TcpSendAll, AsksWhetherToGoOnWhileThePeerReadsNothing) {
 
 TEST(TcpSendAll, FailsWhenThePeerIsGone) {
   SocketPair pair;
-  pair.receiver = peer::UniqueFd();
+  pair.receiver = base::UniqueFd();
   const std::string message(100, 'm');
   EXPECT_EQ(detail::SendAll(pair.sender.get(), message.data(), message.size(), [] { return true; }),
             detail::SendEnd::kFailed);

@@ -39,8 +39,8 @@ std::vector<ProbeRail> RailsFor(ProbeKind kind) {
 }
 
 // A loopback port: listening (the kernel completes connections, nobody answers) or closed.
-std::pair<peer::UniqueFd, std::uint16_t> LoopbackPort(bool listening) {
-  peer::UniqueFd fd(socket(AF_INET, SOCK_STREAM, 0));
+std::pair<base::UniqueFd, std::uint16_t> LoopbackPort(bool listening) {
+  base::UniqueFd fd(socket(AF_INET, SOCK_STREAM, 0));
   sockaddr_in address{};
   address.sin_family = AF_INET;
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -50,7 +50,7 @@ std::pair<peer::UniqueFd, std::uint16_t> LoopbackPort(bool listening) {
   if (listening) {
     EXPECT_EQ(listen(fd.get(), 8), 0);
   } else {
-    fd = peer::UniqueFd();  // nothing listens there now
+    fd = base::UniqueFd();  // nothing listens there now
   }
   return {std::move(fd), ntohs(address.sin_port)};
 }

@@ -176,7 +176,7 @@ TEST(ProbeWorkerTest, AbortedWorkerFailsTheCallInFlightAndIsRestarted) {
   ASSERT_TRUE(worker.Start(&error)) << error;
   const int first_pid = worker.Status().pid;
   // A probe to a port that accepts and never answers: the run waits for its handshake.
-  peer::UniqueFd listener(::socket(AF_INET, SOCK_STREAM, 0));
+  base::UniqueFd listener(::socket(AF_INET, SOCK_STREAM, 0));
   sockaddr_in address{};
   address.sin_family = AF_INET;
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);

@@ -1,4 +1,4 @@
-#include "rail/agent/fleet_probing.h"
+#include "rail/probing/fleet_planner.h"
 
 #include <spdlog/spdlog.h>
 
@@ -7,7 +7,7 @@
 #include "rail/fleet/duplicates.h"
 #include "rail/fleet/self.h"
 
-namespace rail::agent {
+namespace rail::probing {
 namespace {
 
 // The thread wakes at least this often, so that an epoch boundary is seen even when the wall
@@ -42,7 +42,7 @@ std::vector<std::unique_ptr<fleet::Source>> MakeDiscoverySources(const FleetConf
   return sources;
 }
 
-FleetProbing::FleetProbing(FleetConfig config, std::vector<std::unique_ptr<fleet::Source>> sources,
+FleetPlanner::FleetPlanner(FleetConfig config, std::vector<std::unique_ptr<fleet::Source>> sources,
                            std::vector<std::string> rails, Identity identity,
                            const base::Clock& clock, PeerNames peer_names, PlanChanged on_change)
     : config_(std::move(config)),
@@ -56,15 +56,15 @@ FleetProbing::FleetProbing(FleetConfig config, std::vector<std::unique_ptr<fleet
   status_.rails = PeersByRail(rails_, {});
 }
 
-FleetProbing::~FleetProbing() {
+FleetPlanner::~FleetPlanner() {
   Stop();
 }
 
-void FleetProbing::Start() {
+void FleetPlanner::Start() {
   thread_ = std::thread([this] { Loop(); });
 }
 
-void FleetProbing::Stop() {
+void FleetPlanner::Stop() {
   {
     std::lock_guard lock(mutex_);
     stopping_ = true;
@@ -73,7 +73,7 @@ void FleetProbing::Stop() {
   if (thread_.joinable()) thread_.join();
 }
 
-std::string FleetProbing::FindSelf(const std::vector<fleet::Target>& targets) {
+std::string FleetPlanner::FindSelf(const std::vector<fleet::Target>& targets) {
   if (config_.self) return *config_.self;
   std::string error;
   const auto self =
@@ -88,7 +88,7 @@ std::string FleetProbing::FindSelf(const std::vector<fleet::Target>& targets) {
   return self.value_or("");
 }
 
-void FleetProbing::Update() {
+void FleetPlanner::Update() {
   discovery_.Refresh();
   const auto targets = discovery_.Targets();
   const auto self = FindSelf(targets);
@@ -120,7 +120,7 @@ void FleetProbing::Update() {
   on_change_(merged.pairs);
 }
 
-const std::map<std::string, std::string>& FleetProbing::LearnNames(
+const std::map<std::string, std::string>& FleetPlanner::LearnNames(
     const std::vector<fleet::Target>& targets) {
   if (peer_names_) {
     for (auto& [target, name] : peer_names_()) known_names_[target] = std::move(name);
@@ -133,7 +133,7 @@ const std::map<std::string, std::string>& FleetProbing::LearnNames(
   return known_names_;
 }
 
-void FleetProbing::RecordNames(const std::vector<fleet::PlannedPair>& planned,
+void FleetPlanner::RecordNames(const std::vector<fleet::PlannedPair>& planned,
                                const std::map<std::string, std::string>& names,
                                const std::vector<std::string>& duplicates) {
   status_.peer_names.clear();
@@ -152,14 +152,14 @@ void FleetProbing::RecordNames(const std::vector<fleet::PlannedPair>& planned,
   status_.duplicates = duplicates;
 }
 
-fleet::FleetStatus FleetProbing::Status() const {
+fleet::FleetStatus FleetPlanner::Status() const {
   std::lock_guard lock(mutex_);
   auto status = status_;
   status.sources = discovery_.Status();
   return status;
 }
 
-void FleetProbing::Loop() {
+void FleetPlanner::Loop() {
   std::unique_lock lock(mutex_);
   while (!stopping_) {
     lock.unlock();
@@ -171,8 +171,11 @@ void FleetProbing::Loop() {
     const auto epoch_end =
         clock_.Now() + UntilNextEpoch(clock_.WallNow(), config_.epoch) + std::chrono::seconds(1);
     wake_up = std::min(wake_up, epoch_end);
-    wake_.wait_until(lock, wake_up, [this] { return stopping_; });
+    // A wait for a duration of the injected clock: its time points need not be the steady
+    // clock's.
+    wake_.wait_for(lock, std::max(wake_up - clock_.Now(), base::Duration::zero()),
+                   [this] { return stopping_; });
   }
 }
 
-}  // namespace rail::agent
+}  // namespace rail::probing

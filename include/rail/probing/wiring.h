@@ -3,31 +3,33 @@
 // replay cache of responder nonces and the rails' counter reader.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "rail/agent/config.h"
 #include "rail/base/clock.h"
 #include "rail/peer/auth.h"
 #include "rail/peer/secret.h"
 #include "rail/probe/counters.h"
 #include "rail/probe/probe.h"
 #include "rail/probe/worker.h"
+#include "rail/probing/config.h"
 #include "rail/sysfs/filesystem.h"
 
-namespace rail::agent {
+namespace rail::probing {
 
 using DeviceFilter = std::function<bool(const std::string&)>;
 
 // The rails as the probes use them, read once.
 std::vector<probe::ProbeRail> LocalProbeRails(const sysfs::Filesystem& sys,
-                                              const AgentConfig& config,
+                                              const ProbingConfig& config,
                                               const DeviceFilter& filter = {});
 
-// The secret in `path`, or nullptr without a path. Throws AgentError "<what>: <reason>".
+// The secret in `path`, or nullptr without a path. Throws ConfigError "<what>: <reason>".
 std::shared_ptr<const peer::Secret> LoadSecret(const std::optional<std::string>& path,
                                                const std::string& what);
 
@@ -56,24 +58,31 @@ class ProbeWiring {
   // worker's: the agent process does not load UCX.
   peer::AgentVersions Versions() const;
 
-  // Starts the probe worker (once; later calls do nothing). A worker that does not come up is
-  // logged and retried in the background, never fatal: the agent keeps serving its inventory.
-  void StartWorker();
-  // nullptr until StartWorker.
-  const probe::ProbeWorker* worker() const { return worker_.get(); }
+  // Starts the probe worker (once; later calls do nothing) and waits for its hello, or until
+  // `abandon` is set (a stop during start). A worker that does not come up is logged and retried
+  // in the background, never fatal: the agent keeps serving its inventory.
+  void StartWorker(const std::atomic<bool>* abandon = nullptr);
+  // Ends the worker and waits until it has exited (probe::ProbeWorker::Stop).
+  void StopWorker();
+  // nullptr until StartWorker; the worker then lives as long as this wiring.
+  const probe::ProbeWorker* worker() const;
   // The probes: TCP here, UCX through the worker (nullptr for those before StartWorker).
   probe::ProbeMaker Probes();
   // The responder's handlers: TCP here, UCX in the worker (started here).
   peer::ProbeHandlerFactory Handlers();
 
  private:
+  probe::ProbeWorker* MutableWorker() const;
+
   std::vector<probe::ProbeRail> rails_;
   std::shared_ptr<const peer::Secret> secret_;
   std::unique_ptr<peer::ReplayCache> seen_responder_nonces_;
   std::unique_ptr<probe::RailCounterReader> counters_;
   WorkerSettings worker_settings_;
+  // Set once (StartWorker), read by scrapes on other threads.
+  mutable std::mutex worker_mutex_;
   std::unique_ptr<probe::ProbeWorker> worker_;
   mutable std::string ucx_version_;  // queried once when no worker runs
 };
 
-}  // namespace rail::agent
+}  // namespace rail::probing

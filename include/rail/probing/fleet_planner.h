@@ -1,4 +1,4 @@
-// The agent's fleet side: discovery refreshed on a thread of its own, this agent found among the
+// The fleet planner: discovery refreshed on a thread of its own, this agent found among the
 // targets, and this host's plan for the current epoch. When the plan's pairs change (a peer joined
 // or left next to us on a ring, or a new epoch), the owner is told, and re-makes its probe jobs.
 #pragma once
@@ -13,18 +13,18 @@
 #include <thread>
 #include <vector>
 
-#include "rail/agent/config.h"
 #include "rail/base/clock.h"
 #include "rail/fleet/discovery.h"
 #include "rail/fleet/plan.h"
 #include "rail/fleet/status.h"
+#include "rail/probing/config.h"
 
-namespace rail::agent {
+namespace rail::probing {
 
 // The discovery sources of the fleet section, in the order the configuration lists them.
 std::vector<std::unique_ptr<fleet::Source>> MakeDiscoverySources(const FleetConfig& config);
 
-class FleetProbing {
+class FleetPlanner {
  public:
   using PlanChanged = std::function<void(const std::vector<fleet::PlannedPair>&)>;
   // The name each probed target's responder gave in its welcome.
@@ -36,12 +36,12 @@ class FleetProbing {
   };
 
   // `rails`: the local rails' names. `on_change` runs on the fleet thread.
-  FleetProbing(FleetConfig config, std::vector<std::unique_ptr<fleet::Source>> sources,
+  FleetPlanner(FleetConfig config, std::vector<std::unique_ptr<fleet::Source>> sources,
                std::vector<std::string> rails, Identity identity, const base::Clock& clock,
                PeerNames peer_names, PlanChanged on_change);
-  ~FleetProbing();
-  FleetProbing(const FleetProbing&) = delete;
-  FleetProbing& operator=(const FleetProbing&) = delete;
+  ~FleetPlanner();
+  FleetPlanner(const FleetPlanner&) = delete;
+  FleetPlanner& operator=(const FleetPlanner&) = delete;
 
   void Start();
   void Stop();
@@ -77,4 +77,4 @@ class FleetProbing {
   std::thread thread_;
 };
 
-}  // namespace rail::agent
+}  // namespace rail::probing

@@ -1,17 +1,16 @@
-#include "rail/agent/probe_wiring.h"
+#include "rail/probing/wiring.h"
 
 #include <spdlog/spdlog.h>
 
-#include "rail/agent/agent.h"
-#include "rail/agent/probing.h"
 #include "rail/base/build_info.h"
 #include "rail/peer/client.h"
 #include "rail/probe/handler_factory.h"
+#include "rail/probing/plan.h"
 
-namespace rail::agent {
+namespace rail::probing {
 
 std::vector<probe::ProbeRail> LocalProbeRails(const sysfs::Filesystem& sys,
-                                              const AgentConfig& config,
+                                              const ProbingConfig& config,
                                               const DeviceFilter& filter) {
   sysfs::ReadErrors errors;
   sysfs::InfinibandReadOptions read;
@@ -27,7 +26,7 @@ std::shared_ptr<const peer::Secret> LoadSecret(const std::optional<std::string>&
   if (!path) return nullptr;
   std::string error;
   auto secret = peer::LoadSecretFile(*path, &error);
-  if (!secret) throw AgentError(what + ": " + error);
+  if (!secret) throw ConfigError(what + ": " + error);
   return secret;
 }
 
@@ -46,41 +45,60 @@ ProbeWiring::ProbeWiring(const sysfs::Filesystem& sys, std::vector<probe::ProbeR
 ProbeWiring::~ProbeWiring() = default;
 
 peer::AgentVersions ProbeWiring::Versions() const {
-  if (worker_) {
-    if (auto version = worker_->Status().ucx_version; !version.empty()) ucx_version_ = version;
+  if (const auto* worker = this->worker()) {
+    if (auto version = worker->Status().ucx_version; !version.empty()) ucx_version_ = version;
   }
   if (ucx_version_.empty())
     ucx_version_ = probe::QueryWorkerUcxVersion(worker_settings_.executable);
   return {base::GetBuildInfo().version, ucx_version_};
 }
 
-void ProbeWiring::StartWorker() {
-  if (worker_) return;
-  probe::WorkerOptions options;
-  options.executable = worker_settings_.executable;
-  options.init.secret = secret_;
-  options.init.agent_version = base::GetBuildInfo().version;
-  options.init.sysfs_root = worker_settings_.sysfs_root;
-  options.init.rails = rails_;
-  options.init.log_level = worker_settings_.log_level;
-  options.init.log_format = worker_settings_.log_format;
-  options.init.cuda_library = worker_settings_.cuda_library;
-  worker_ = std::make_unique<probe::ProbeWorker>(std::move(options));
-  if (std::string error; !worker_->Start(&error)) {
+void ProbeWiring::StartWorker(const std::atomic<bool>* abandon) {
+  probe::ProbeWorker* worker = nullptr;
+  {
+    std::lock_guard lock(worker_mutex_);
+    if (worker_) return;
+    probe::WorkerOptions options;
+    options.executable = worker_settings_.executable;
+    options.init.secret = secret_;
+    options.init.agent_version = base::GetBuildInfo().version;
+    options.init.sysfs_root = worker_settings_.sysfs_root;
+    options.init.rails = rails_;
+    options.init.log_level = worker_settings_.log_level;
+    options.init.log_format = worker_settings_.log_format;
+    options.init.cuda_library = worker_settings_.cuda_library;
+    worker_ = std::make_unique<probe::ProbeWorker>(std::move(options));
+    worker = worker_.get();
+  }
+  if (std::string error; !worker->Start(&error, abandon)) {
     spdlog::error("probe worker: {}; probes over UCX fail with worker_unavailable until it runs",
                   error);
   }
 }
 
+const probe::ProbeWorker* ProbeWiring::worker() const {
+  std::lock_guard lock(worker_mutex_);
+  return worker_.get();
+}
+
+probe::ProbeWorker* ProbeWiring::MutableWorker() const {
+  std::lock_guard lock(worker_mutex_);
+  return worker_.get();
+}
+
+void ProbeWiring::StopWorker() {
+  if (auto* worker = MutableWorker()) worker->Stop();
+}
+
 probe::ProbeMaker ProbeWiring::Probes() {
-  if (worker_) return probe::WorkerProbeMaker(*worker_);
+  if (auto* worker = MutableWorker()) return probe::WorkerProbeMaker(*worker);
   return probe::MakeTcpProbe;  // the UCX kinds need the worker: nullptr for them
 }
 
 peer::ProbeHandlerFactory ProbeWiring::Handlers() {
   StartWorker();
   return probe::MakeProbeHandlerFactory(
-      rails_, [worker = worker_.get()](probe::ProbeKind kind, const auto& rails) {
+      rails_, [worker = MutableWorker()](probe::ProbeKind kind, const auto& rails) {
         return probe::MakeWorkerHandler(*worker, kind, rails);
       });
 }
@@ -93,4 +111,4 @@ probe::ProbeContext ProbeWiring::Context() const {
   return context;
 }
 
-}  // namespace rail::agent
+}  // namespace rail::probing

@@ -1,4 +1,5 @@
-// A probe side's worker: progress, its address for the peer, and sleeping on its event fd.
+// A probe side's UCX progress worker (a ucp_worker, not the probe worker process): progress, its
+// address for the peer, and sleeping on its event fd.
 //
 // Created UCS_THREAD_MODE_SERIALIZED, so the side may be handed from one thread to another (the
 // control channel creates and connects it, a probe thread runs it) but must never be used by two

@@ -1,12 +1,12 @@
 // The fleet thread's work, one Update at a time on a fake clock: discovery, self, the plan of the
 // epoch, duplicates merged, and the owner told only when the pairs change.
-#include "rail/agent/fleet_probing.h"
+#include "rail/probing/fleet_planner.h"
 
 #include <gtest/gtest.h>
 
 #include "support/fake_clock.h"
 
-namespace rail::agent {
+namespace rail::probing {
 namespace {
 
 std::vector<fleet::Target> Hosts(int count) {
@@ -22,21 +22,21 @@ struct Harness {
   std::vector<std::vector<fleet::PlannedPair>> changes;
   std::map<std::string, std::string> names;
 
-  std::unique_ptr<FleetProbing> Make(int hosts, std::optional<std::string> self) {
+  std::unique_ptr<FleetPlanner> Make(int hosts, std::optional<std::string> self) {
     FleetConfig config;
     config.self = std::move(self);
     config.peers_per_rail = 2;
     config.epoch = std::chrono::hours(1);
     std::vector<std::unique_ptr<fleet::Source>> sources;
     sources.push_back(fleet::MakeStaticSource(Hosts(hosts)));
-    return std::make_unique<FleetProbing>(
+    return std::make_unique<FleetPlanner>(
         config, std::move(sources), std::vector<std::string>{"rail0", "rail1"},
-        FleetProbing::Identity{9841, "node1"}, clock, [this] { return names; },
+        FleetPlanner::Identity{9841, "node1"}, clock, [this] { return names; },
         [this](const std::vector<fleet::PlannedPair>& pairs) { changes.push_back(pairs); });
   }
 };
 
-TEST(FleetProbingTest, PlansKPeersPerRailAndTellsTheOwnerOnce) {
+TEST(FleetPlannerTest, PlansKPeersPerRailAndTellsTheOwnerOnce) {
   Harness harness;
   auto fleet = harness.Make(10, "10.0.0.1:9841");
   fleet->Update();
@@ -54,7 +54,7 @@ TEST(FleetProbingTest, PlansKPeersPerRailAndTellsTheOwnerOnce) {
   EXPECT_TRUE(status.sources[0].healthy);
 }
 
-TEST(FleetProbingTest, ANewEpochRedrawsThePlan) {
+TEST(FleetPlannerTest, ANewEpochRedrawsThePlan) {
   Harness harness;
   auto fleet = harness.Make(50, "10.0.0.1:9841");
   fleet->Update();
@@ -69,7 +69,7 @@ TEST(FleetProbingTest, ANewEpochRedrawsThePlan) {
   EXPECT_NE(harness.changes.front(), harness.changes.back());
 }
 
-TEST(FleetProbingTest, AnAgentNotAmongTheTargetsProbesNobody) {
+TEST(FleetPlannerTest, AnAgentNotAmongTheTargetsProbesNobody) {
   Harness harness;
   auto fleet = harness.Make(5, "10.9.9.9:9841");
   fleet->Update();
@@ -78,7 +78,7 @@ TEST(FleetProbingTest, AnAgentNotAmongTheTargetsProbesNobody) {
   EXPECT_TRUE(fleet->Status().pairs.empty());
 }
 
-TEST(FleetProbingTest, ATargetAnsweringWithOurNameIsDropped) {
+TEST(FleetPlannerTest, ATargetAnsweringWithOurNameIsDropped) {
   Harness harness;
   auto fleet = harness.Make(3, "10.0.0.1:9841");  // two peers, k = 2: both planned
   fleet->Update();
@@ -92,7 +92,7 @@ TEST(FleetProbingTest, ATargetAnsweringWithOurNameIsDropped) {
   for (const auto& pair : harness.changes.back()) EXPECT_EQ(pair.peer, "10.0.0.3:9841");
 }
 
-TEST(FleetProbingTest, ADuplicateStaysOutAfterItsSeriesAreGone) {
+TEST(FleetPlannerTest, ADuplicateStaysOutAfterItsSeriesAreGone) {
   Harness harness;
   auto fleet = harness.Make(3, "10.0.0.1:9841");
   fleet->Update();
@@ -107,4 +107,4 @@ TEST(FleetProbingTest, ADuplicateStaysOutAfterItsSeriesAreGone) {
 }
 
 }  // namespace
-}  // namespace rail::agent
+}  // namespace rail::probing

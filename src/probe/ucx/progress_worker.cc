@@ -1,4 +1,4 @@
-#include "probe/ucx/worker.h"
+#include "probe/ucx/progress_worker.h"
 
 #include <poll.h>
 

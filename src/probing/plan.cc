@@ -1,4 +1,4 @@
-#include "rail/agent/probing.h"
+#include "rail/probing/plan.h"
 
 #include <arpa/inet.h>
 #include <ifaddrs.h>
@@ -7,7 +7,9 @@
 
 #include <algorithm>
 
-namespace rail::agent {
+#include "rail/probe/result_store.h"
+
+namespace rail::probing {
 namespace {
 
 // The IPv4 address of a live interface, for netdev rails configured without one.
@@ -96,7 +98,7 @@ std::vector<probe::ProbeRail> EntryRails(const ProbeConfig& entry, const std::st
   return selected;
 }
 
-bool FollowsPlan(const AgentConfig& config, const ProbeConfig& entry) {
+bool FollowsPlan(const ProbingConfig& config, const ProbeConfig& entry) {
   return config.fleet && entry.peers.empty();
 }
 
@@ -145,7 +147,7 @@ PlannedProbe PlanJob(const ProbeConfig& entry, probe::ProbeKind kind, const Peer
 
 }  // namespace
 
-std::vector<PlannedProbe> PlanProbes(const AgentConfig& config,
+std::vector<PlannedProbe> PlanProbes(const ProbingConfig& config,
                                      const std::vector<probe::ProbeRail>& rails) {
   std::vector<PlannedProbe> plan;
   for (std::size_t i = 0; i < config.probes.size(); ++i) {
@@ -167,7 +169,7 @@ std::vector<PlannedProbe> PlanProbes(const AgentConfig& config,
   return plan;
 }
 
-std::vector<PlannedProbe> PlanFleetProbes(const AgentConfig& config,
+std::vector<PlannedProbe> PlanFleetProbes(const ProbingConfig& config,
                                           const std::vector<probe::ProbeRail>& rails,
                                           const std::vector<fleet::PlannedPair>& pairs) {
   std::vector<PlannedProbe> plan;
@@ -191,7 +193,7 @@ std::vector<PlannedProbe> PlanFleetProbes(const AgentConfig& config,
   return plan;
 }
 
-std::size_t MaxFleetProbeSeries(const AgentConfig& config,
+std::size_t MaxFleetProbeSeries(const ProbingConfig& config,
                                 const std::vector<probe::ProbeRail>& rails) {
   if (!config.fleet) return 0;
   std::size_t series = 0;
@@ -223,4 +225,4 @@ std::vector<probe::ProbeResult> RunProbeSizes(probe::Probe& probe, const probe::
   return results;
 }
 
-}  // namespace rail::agent
+}  // namespace rail::probing

@@ -1,9 +1,10 @@
-// The probe worker's side of the pipe (worker.h): runs probes and responder halves in this
-// process, each request on a thread of its own, and ends them all when the agent goes away.
+// The channel loop: the probe worker process's side of the pipe (rail/probe/worker.h). It runs
+// probes and responder halves in this process, each request on a thread of its own, and ends them
+// all when the agent goes away. (Not to be confused with the process itself, ProbeWorker, nor
+// with a probe side's UCX progress worker, UcxProgressWorker.)
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
-#include <filesystem>
 #include <filesystem>
 #include <list>
 #include <map>
@@ -63,9 +64,9 @@ struct HandlerSlot {
   std::atomic<bool> stop{false};
 };
 
-class WorkerServer {
+class ChannelLoop {
  public:
-  explicit WorkerServer(int fd) : channel_(peer::UniqueFd(fd)) {}
+  explicit ChannelLoop(int fd) : channel_(base::UniqueFd(fd)) {}
   int Run();
 
  private:
@@ -92,18 +93,18 @@ class WorkerServer {
   std::list<Task> tasks_;
 };
 
-void WorkerServer::Reply(std::uint64_t id, json fields) {
+void ChannelLoop::Reply(std::uint64_t id, json fields) {
   fields["type"] = "reply";
   fields["id"] = id;
   if (!fields.contains("ok")) fields["ok"] = true;
   channel_.Send(fields);
 }
 
-void WorkerServer::Refuse(std::uint64_t id, const std::string& reason, const std::string& message) {
+void ChannelLoop::Refuse(std::uint64_t id, const std::string& reason, const std::string& message) {
   Reply(id, {{"ok", false}, {"reason", reason}, {"message", message}});
 }
 
-void WorkerServer::Spawn(std::function<void()> work) {
+void ChannelLoop::Spawn(std::function<void()> work) {
   std::lock_guard lock(mutex_);
   for (auto task = tasks_.begin(); task != tasks_.end();) {
     if (!*task->done) {
@@ -121,13 +122,13 @@ void WorkerServer::Spawn(std::function<void()> work) {
                     done});
 }
 
-std::shared_ptr<HandlerSlot> WorkerServer::Find(std::uint64_t handler) {
+std::shared_ptr<HandlerSlot> ChannelLoop::Find(std::uint64_t handler) {
   std::lock_guard lock(mutex_);
   const auto found = handlers_.find(handler);
   return found == handlers_.end() ? nullptr : found->second;
 }
 
-void WorkerServer::StartRun(std::uint64_t id, const json& message) {
+void ChannelLoop::StartRun(std::uint64_t id, const json& message) {
   std::string error;
   auto params = worker::ParamsFromJson(message.value("params", json()), &error);
   if (!params) return Refuse(id, "protocol", "run: " + error);
@@ -147,7 +148,7 @@ void WorkerServer::StartRun(std::uint64_t id, const json& message) {
   });
 }
 
-void WorkerServer::StartSetup(std::uint64_t id, std::uint64_t handler, const json& message) {
+void ChannelLoop::StartSetup(std::uint64_t id, std::uint64_t handler, const json& message) {
   std::string error;
   peer::ProbeSetup request;
   const auto kind = ParseProbeKind(message.value("kind", ""));
@@ -173,7 +174,7 @@ void WorkerServer::StartSetup(std::uint64_t id, std::uint64_t handler, const jso
   });
 }
 
-void WorkerServer::StartServe(std::uint64_t id, std::uint64_t handler) {
+void ChannelLoop::StartServe(std::uint64_t id, std::uint64_t handler) {
   auto slot = Find(handler);
   if (!slot) return Refuse(id, "protocol", "serve: no handler " + std::to_string(handler));
   Spawn([this, id, slot] {
@@ -182,13 +183,13 @@ void WorkerServer::StartServe(std::uint64_t id, std::uint64_t handler) {
   });
 }
 
-void WorkerServer::StartReport(std::uint64_t id, std::uint64_t handler) {
+void ChannelLoop::StartReport(std::uint64_t id, std::uint64_t handler) {
   auto slot = Find(handler);
   if (!slot) return Refuse(id, "protocol", "report: no handler " + std::to_string(handler));
   Spawn([this, id, slot] { Reply(id, {{"report", slot->handler->Report()}}); });
 }
 
-void WorkerServer::Dispatch(const json& message) {
+void ChannelLoop::Dispatch(const json& message) {
   const std::string type = message.value("type", "");
   const auto id = message.value("id", std::uint64_t{0});
   const auto handler = message.value("handler", std::uint64_t{0});
@@ -210,7 +211,7 @@ void WorkerServer::Dispatch(const json& message) {
   }
 }
 
-void WorkerServer::EndEverything() {
+void ChannelLoop::EndEverything() {
   std::list<Task> tasks;
   {
     std::lock_guard lock(mutex_);
@@ -239,7 +240,7 @@ WorkerCapabilities GatherCapabilitiesApart(const nlohmann::json& init) {
   return unknown;
 }
 
-int WorkerServer::Run() {
+int ChannelLoop::Run() {
   std::string error;
   const auto init = channel_.Receive(&error);
   if (!init || init->value("type", "") != "init") {
@@ -267,8 +268,8 @@ int WorkerServer::Run() {
 }  // namespace
 
 int RunProbeWorker(int fd) {
-  WorkerServer server(fd);
-  return server.Run();
+  ChannelLoop loop(fd);
+  return loop.Run();
 }
 
 }  // namespace rail::probe

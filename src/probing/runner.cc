@@ -1,0 +1,186 @@
+// A run the peer refused busy goes back to the scheduler, which retries it; a run the agent
+// cancelled (stop, reload, new fleet plan) is no run of its series.
+#include "rail/probing/runner.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+namespace rail::probing {
+
+ProbeRunner::ProbeRunner(std::vector<PlannedProbe> plan, schedule::SchedulerOptions options,
+                         probe::ProbeContext context, probe::ProbeMaker make_probe,
+                         probe::ResultStore& store, const base::Clock& clock)
+    : plan_(std::move(plan)),
+      options_(options),
+      context_(std::move(context)),
+      make_probe_(std::move(make_probe)),
+      store_(store),
+      clock_(clock) {
+  context_.cancel = &cancel_;
+}
+
+ProbeRunner::~ProbeRunner() {
+  Stop();
+}
+
+bool ProbeRunner::Prepare(std::string* error) {
+  std::vector<schedule::ProbeJob> jobs;
+  for (const auto& planned : plan_) jobs.push_back(planned.job);
+  scheduler_ = schedule::Scheduler::Create(std::move(jobs), options_, clock_, error);
+  return scheduler_ != nullptr;
+}
+
+bool ProbeRunner::Start(std::string* error) {
+  if (!Prepare(error)) return false;
+  loop_ = std::thread([this] { Loop(); });
+  return true;
+}
+
+void ProbeRunner::Stop() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  cancel_ = true;
+  wake_.notify_all();
+  if (loop_.joinable()) loop_.join();
+  // No pass runs any more: the runs' threads are joined without the lock their ends take.
+  for (auto& [name, running] : running_) {
+    if (running.thread.joinable()) running.thread.join();
+  }
+  running_.clear();
+}
+
+void ProbeRunner::WaitForRunsToEnd() {
+  std::unique_lock lock(mutex_);
+  wake_.wait(lock, [this] {
+    return std::all_of(running_.begin(), running_.end(), [](const auto& entry) {
+      return entry.second.done || !entry.second.thread.joinable();
+    });
+  });
+}
+
+const PlannedProbe* ProbeRunner::Find(const std::string& name) const {
+  for (const auto& planned : plan_) {
+    if (planned.job.name == name) return &planned;
+  }
+  return nullptr;
+}
+
+void ProbeRunner::Launch(const std::string& name) {
+  const PlannedProbe* planned = Find(name);
+  if (planned == nullptr) return;
+  auto& slot = running_[name];
+  if (slot.thread.joinable() && !slot.done) {
+    // The previous run passed the scheduler's deadline and is still ending: skip this turn
+    // rather than wait for it under the lock that its thread needs to finish.
+    spdlog::warn("probe {} skipped: its previous run has not ended yet", name);
+    scheduler_->Finished(name, 0);
+    return;
+  }
+  if (slot.thread.joinable()) slot.thread.join();
+  slot = Running{};
+  slot.thread = std::thread([this, planned] { Run(*planned); });
+}
+
+void ProbeRunner::Run(const PlannedProbe& planned) {
+  auto probe = make_probe_(planned.params.kind);
+  std::vector<probe::ProbeResult> results;
+  if (probe) {
+    results = RunProbeSizes(*probe, planned.params, context_);
+  } else {
+    probe::ProbeResult unsupported;
+    unsupported.kind = planned.params.kind;
+    unsupported.error_reason = "unsupported";
+    unsupported.error_message = "this agent cannot run this probe kind";
+    results.push_back(unsupported);
+  }
+  std::uint64_t bytes = 0;
+  const auto busy = FileResults(planned, std::move(results), &bytes);
+  std::lock_guard lock(mutex_);
+  auto& slot = running_[planned.job.name];
+  slot.done = true;
+  slot.bytes = bytes;
+  slot.busy_retry_after = busy;
+  wake_.notify_all();
+}
+
+std::optional<std::chrono::milliseconds> ProbeRunner::FileResults(
+    const PlannedProbe& planned, std::vector<probe::ProbeResult> results, std::uint64_t* bytes) {
+  std::optional<std::chrono::milliseconds> busy;
+  const std::string& name = planned.job.name;
+  for (auto& result : results) {
+    if (result.rails.empty()) result.rails = planned.job.rails;
+    result.peer = planned.job.peer;  // the configured name, not the address
+    // The store judges currency by the same clock (ResultStore::IsCurrent).
+    result.finished_at = clock_.WallNow();
+    if (probe::IsBusy(result)) {
+      // The peer is serving another initiator's bulk run: nothing was measured and nothing is
+      // wrong with the rail, so it is no run of the series (no failure, no verdict); counted
+      // apart and retried after the peer's hint.
+      spdlog::debug("probe {} refused busy: {}", name, result.error_message);
+      busy = std::max(busy.value_or(result.retry_after), result.retry_after);
+      store_.RecordBusy(result);
+      continue;
+    }
+    *bytes += result.bytes;
+    if (!result.success && cancel_) {
+      // Stopped by the agent (shutting down, a reload, a new fleet plan): says nothing about the
+      // rail.
+      spdlog::debug("probe {} cancelled: {}", name, result.error_message);
+      continue;
+    }
+    if (!result.success) {
+      spdlog::warn("probe {} failed: {}: {}", name, result.error_reason, result.error_message);
+    }
+    store_.Record(std::move(result), planned.interval);
+  }
+  return busy;
+}
+
+std::optional<base::TimePoint> ProbeRunner::RunDue() {
+  std::lock_guard lock(mutex_);
+  for (auto& [name, running] : running_) {
+    if (!running.done || !running.thread.joinable()) continue;
+    running.thread.join();
+    if (running.busy_retry_after) {
+      scheduler_->Busy(name, running.bytes, *running.busy_retry_after);
+    } else {
+      scheduler_->Finished(name, running.bytes);
+    }
+  }
+  const auto poll = scheduler_->Poll();
+  for (const auto& name : poll.timed_out) {
+    // The probe's own timeout ends its thread soon; the scheduler already freed its rails.
+    spdlog::warn("probe {} passed its deadline", name);
+  }
+  if (!stopping_) {
+    for (const auto& order : poll.start) Launch(order.name);
+  }
+  return scheduler_->NextWakeUp();
+}
+
+void ProbeRunner::Loop() {
+  std::unique_lock lock(mutex_);
+  while (!stopping_) {
+    lock.unlock();
+    const auto wake_up = RunDue();
+    lock.lock();
+    if (stopping_) break;
+    // A wait for a duration of the injected clock: its time points need not be the steady
+    // clock's.
+    const auto woken = [this] {
+      return stopping_ || std::any_of(running_.begin(), running_.end(), [](const auto& entry) {
+               return entry.second.done && entry.second.thread.joinable();
+             });
+    };
+    if (wake_up) {
+      wake_.wait_for(lock, std::max(*wake_up - clock_.Now(), base::Duration::zero()), woken);
+    } else {
+      wake_.wait(lock, woken);
+    }
+  }
+}
+
+}  // namespace rail::probing
