@@ -56,6 +56,31 @@ RailCounterSnapshot RailCounterReader::Snapshot(const std::vector<ProbeRail>& ra
   return snapshot;
 }
 
+std::vector<RailCounterDelta> OtherRailDeltas(const RailCounterSnapshot& before,
+                                              const RailCounterSnapshot& after,
+                                              const std::vector<std::string>& probed) {
+  std::vector<RailCounterDelta> deltas;
+  for (const auto& [rail, sample] : after) {
+    if (std::find(probed.begin(), probed.end(), rail) != probed.end()) continue;
+    const auto b = before.find(rail);
+    if (b == before.end() || !b->second.valid || !sample.valid) continue;
+    deltas.push_back({rail, Delta(b->second.transmit_bytes, sample.transmit_bytes),
+                      Delta(b->second.receive_bytes, sample.receive_bytes), 0});
+  }
+  return deltas;
+}
+
+std::uint64_t OtherRailsTransmitBytes(const ProbeResult& result,
+                                      const std::set<std::string>& ours) {
+  std::uint64_t bytes = 0;
+  for (const RailCounterDelta& delta : result.counters) {
+    const bool probed =
+        std::find(result.rails.begin(), result.rails.end(), delta.rail) != result.rails.end();
+    if (!probed && !ours.contains(delta.rail)) bytes += delta.transmit_bytes;
+  }
+  return bytes;
+}
+
 std::vector<RailCounterDelta> CounterDeltas(const RailCounterSnapshot& before,
                                             const RailCounterSnapshot& after,
                                             const std::vector<std::string>& probed,
@@ -79,11 +104,8 @@ std::vector<RailCounterDelta> CounterDeltas(const RailCounterSnapshot& before,
   }
   if (other_rails_bytes != nullptr) {
     *other_rails_bytes = 0;
-    for (const auto& [rail, sample] : after) {
-      if (std::find(probed.begin(), probed.end(), rail) != probed.end()) continue;
-      const auto b = before.find(rail);
-      if (b == before.end() || !b->second.valid || !sample.valid) continue;
-      *other_rails_bytes += Delta(b->second.transmit_bytes, sample.transmit_bytes);
+    for (const RailCounterDelta& delta : OtherRailDeltas(before, after, probed)) {
+      *other_rails_bytes += delta.transmit_bytes;
     }
   }
   return deltas;

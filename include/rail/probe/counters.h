@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -39,5 +40,13 @@ std::vector<RailCounterDelta> CounterDeltas(const RailCounterSnapshot& before,
                                             const RailCounterSnapshot& after,
                                             const std::vector<std::string>& probed,
                                             std::uint64_t* other_rails_bytes);
+// The deltas of the rails in `after` that are not `probed` (share 0), in rail name order.
+std::vector<RailCounterDelta> OtherRailDeltas(const RailCounterSnapshot& before,
+                                              const RailCounterSnapshot& after,
+                                              const std::vector<std::string>& probed);
+// What rail_probe_other_rails_transmit_bytes reports: the bytes transmitted on the rails of
+// `result.counters` that the run did not probe, leaving out `ours` (rails this agent's other runs
+// used meanwhile, OwnRuns): their bytes are this agent's, not traffic the run should be told of.
+std::uint64_t OtherRailsTransmitBytes(const ProbeResult& result, const std::set<std::string>& ours);
 
 }  // namespace rail::probe

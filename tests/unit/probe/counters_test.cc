@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
+
+#include "rail/probe/own_runs.h"
+
 namespace rail::probe {
 namespace {
 
@@ -50,6 +54,28 @@ TEST(CounterDeltasTest, UnreadableCountersAreLeftOut) {
   ASSERT_EQ(deltas.size(), 1u);
   EXPECT_EQ(deltas[0].rail, "rail0");
   EXPECT_DOUBLE_EQ(deltas[0].share, 1.0);
+}
+
+// Runs overlap when one was registered while the other was: each sees the other's rails, a run
+// that ended before another began is not seen, and a run never lists its own rails.
+TEST(OwnRunsTest, EachRunSeesTheRailsOfRunsThatOverlappedIt) {
+  OwnRuns runs;
+  auto first = std::make_unique<OwnRuns::Registration>(runs, std::vector<std::string>{"rail0"});
+  { const OwnRuns::Registration gone(runs, {"rail2"}); }
+  EXPECT_EQ(first->OverlappingRails(), (std::set<std::string>{"rail2"}));
+  const OwnRuns::Registration second(runs, {"rail1"});
+  first.reset();
+  const OwnRuns::Registration third(runs, {"rail3"});
+  EXPECT_EQ(second.OverlappingRails(), (std::set<std::string>{"rail0", "rail3"}));
+  EXPECT_EQ(third.OverlappingRails(), (std::set<std::string>{"rail1"}));
+}
+
+TEST(OtherRailsTransmitBytesTest, SumsUnprobedRailsButOurs) {
+  ProbeResult result;
+  result.rails = {"rail0"};
+  result.counters = {{"rail0", 5000, 0, 1}, {"rail1", 300, 0, 0}, {"rail2", 40, 0, 0}};
+  EXPECT_EQ(OtherRailsTransmitBytes(result, {}), 340u);
+  EXPECT_EQ(OtherRailsTransmitBytes(result, {"rail1"}), 40u);
 }
 
 }  // namespace
