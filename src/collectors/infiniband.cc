@@ -73,7 +73,8 @@ struct InfinibandFamilies {
       Gauge("rail_infiniband_device_info",
             "RDMA device identity from class/infiniband/<device>; value 1.");
   FamilyBuilder port_info =
-      Gauge("rail_port_info", "RDMA port facts (link layer, width, LIDs); value 1.");
+      Gauge("rail_port_info",
+            "RDMA port facts (link layer, width in lanes, speed class of a lane, LIDs); value 1.");
   FamilyBuilder state =
       Gauge("rail_port_state_id",
             "Logical port state (ports/<p>/state): 1 DOWN, 2 INIT, 3 ARMED, 4 ACTIVE.");
@@ -115,7 +116,8 @@ struct InfinibandFamilies {
   void AddPort(const Labels& id, const sysfs::InfinibandPort& port) {
     Labels info = id;
     info.push_back({"link_layer", port.link_layer.value_or("")});
-    info.push_back({"width", port.rate ? port.rate->width_and_speed : ""});
+    info.push_back({"width", port.rate ? port.rate->width : ""});
+    info.push_back({"speed", port.rate ? port.rate->speed : ""});
     info.push_back({"lid", port.lid ? std::to_string(*port.lid) : ""});
     info.push_back({"sm_lid", port.sm_lid ? std::to_string(*port.sm_lid) : ""});
     port_info.Add(std::move(info), 1);
