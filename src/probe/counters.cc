@@ -1,6 +1,7 @@
 #include "rail/probe/counters.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "rail/sysfs/values.h"
 
@@ -27,20 +28,28 @@ std::uint64_t Delta(std::uint64_t before, std::uint64_t after) {
 }  // namespace
 
 RailCounterSample RailCounterReader::Read(const ProbeRail& rail) const {
+  // The sources in sysfs::PortDataCounterSource's order, read file by file: a probe reads two
+  // counters, not the whole device.
   RailCounterSample sample;
   if (!rail.rdma_device.empty()) {
-    const std::string counters = "class/infiniband/" + rail.rdma_device + "/ports/" +
-                                 std::to_string(rail.rdma_port) + "/counters/";
+    const std::string device = "class/infiniband/" + rail.rdma_device;
+    const std::string port = device + "/ports/" + std::to_string(rail.rdma_port);
     std::uint64_t transmit_words = 0;
     std::uint64_t receive_words = 0;
-    // port_xmit_data and port_rcv_data count 4-byte words.
-    if (ReadUnsigned(sys_, counters + "port_xmit_data", &transmit_words) &&
-        ReadUnsigned(sys_, counters + "port_rcv_data", &receive_words)) {
-      sample.transmit_bytes = transmit_words * 4;
-      sample.receive_bytes = receive_words * 4;
-      sample.valid = true;
-      return sample;
+    // counters/port_{xmit,rcv}_data, else counters_ext/port_{xmit,rcv}_data_64: 4-byte words.
+    for (const auto& [directory, suffix] :
+         {std::pair{"/counters/", ""}, std::pair{"/counters_ext/", "_64"}}) {
+      if (ReadUnsigned(sys_, port + directory + "port_xmit_data" + suffix, &transmit_words) &&
+          ReadUnsigned(sys_, port + directory + "port_rcv_data" + suffix, &receive_words)) {
+        sample.transmit_bytes = transmit_words * 4;
+        sample.receive_bytes = receive_words * 4;
+        sample.valid = true;
+        return sample;
+      }
     }
+    // Without PMA only a software device's netdev (rxe, siw: no `device` link) sees its traffic;
+    // a NIC's netdev counters leave RDMA out.
+    if (sys_.Exists(device + "/device")) return sample;
   }
   if (!rail.netdev.empty()) {
     const std::string statistics = "class/net/" + rail.netdev + "/statistics/";

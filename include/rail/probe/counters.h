@@ -1,6 +1,8 @@
 // Counter cross-check: which rail's counters moved while a probe ran. RDMA rails read the port's
-// data counters (counters/port_xmit_data in 4-byte words, converted); netdev-only rails (TCP,
-// the lab's veths) read class/net/<netdev>/statistics/tx_bytes and rx_bytes.
+// data counters (counters/port_xmit_data in 4-byte words, converted, or their counters_ext/
+// copies); software RDMA devices without PMA (rxe, siw) and netdev-only rails (TCP, the lab's
+// veths) read class/net/<netdev>/statistics/tx_bytes and rx_bytes. A NIC without PMA counters
+// has none: its netdev does not count RDMA traffic.
 #pragma once
 
 #include <cstdint>
