@@ -1,7 +1,8 @@
 """Traffic: per-rail rates and shares, RoCE congestion, drops and errors."""
 
 from generator.panels import (
-    INST, SEL, dashboard, hw_rate, override, per_netdev, per_port, row, targets, timeseries,
+    INST, SEL, dashboard, hw_rate, override, per_netdev, per_port, row, table, targets,
+    timeseries,
 )
 
 
@@ -112,11 +113,30 @@ def traffic():
         targets(("sum by (instance, rail) (%s)" % per_port(
             "rail_port_pma_saturated{%s}" % INST), "{{instance}} {{rail}}")),
         "none", minimum=0, threshold=1, legend_calcs=("lastNotNull",))
+    counter_source = table(
+        "Counter source per rail",
+        "Which files the rails' byte counters, and so the rates and shares above, come from "
+        "(rail_port_bytes_source_info): counters (the port's PMA), counters_ext (its 64-bit "
+        "copies), netdev_statistics (a software RDMA device without PMA, rxe, whose "
+        "netdev carries all of its traffic) or none (no byte counters: no rate for the rail). "
+        "Rails without an RDMA device always read their netdev's statistics.",
+        targets("max by (instance, rail, device, port, source, netdev) "
+                "(rail_port_bytes_source_info{%s} * on (instance, job, device, port) "
+                "group_left (rail) max without (netdev, link_layer, ipv4, transport, source) "
+                "(rail_info{%s}))" % (INST, SEL), instant=True, fmt="table"),
+        [{"id": "organize", "options": {
+            "excludeByName": {"Time": True, "Value": True},
+            "indexByName": {"instance": 0, "rail": 1, "device": 2, "port": 3, "source": 4,
+                            "netdev": 5},
+            "renameByName": {"instance": "Instance", "rail": "Rail", "device": "Device",
+                             "port": "Port", "source": "Counter source", "netdev": "Netdev"}}}],
+        [], sort_by="Rail")
     layout = [
         (row("Rates and shares"), 24, 1),
         (rate_panels[0], 12, 8), (rate_panels[1], 12, 8),
         (rate_panels[2], 12, 8), (rate_panels[3], 12, 8),
         (utilization, 12, 8), (host_total, 12, 8),
+        (counter_source, 24, 6),
         (row("Congestion (RoCE hw_counters)"), 24, 1),
         (cnp, 12, 8), (ecn, 12, 8),
         (out_of_buffer, 12, 8), (retransmits, 12, 8),

@@ -1,6 +1,8 @@
 // RDMA devices and ports: identity, state, rate, PMA counters (bytes, packets, errors),
-// saturation of narrow PMA counters (hw_counters/ are the hw_counters collector's).
+// saturation of narrow PMA counters (hw_counters/ are the hw_counters collector's), and where a
+// port's byte counters come from: software devices (rxe) have no PMA, their netdev counts.
 #include <map>
+#include <utility>
 
 #include "collectors/families.h"
 #include "collectors/registry.h"
@@ -23,9 +25,11 @@ struct CounterMetric {
 // Metric names follow the exporter's units: data counters are already converted to bytes.
 constexpr CounterMetric kCounterMetrics[] = {
     {"port_xmit_data", "rail_port_transmit_bytes_total",
-     "Bytes transmitted by the port (counters/port_xmit_data x 4, or counters_ext)."},
+     "Bytes transmitted by the port (counters/port_xmit_data x 4, or counters_ext, or the "
+     "netdev's statistics/tx_bytes on rxe: rail_port_bytes_source_info)."},
     {"port_rcv_data", "rail_port_receive_bytes_total",
-     "Bytes received by the port (counters/port_rcv_data x 4, or counters_ext)."},
+     "Bytes received by the port (counters/port_rcv_data x 4, or counters_ext, or the netdev's "
+     "statistics/rx_bytes on rxe: rail_port_bytes_source_info)."},
     {"port_xmit_packets", "rail_port_transmit_packets_total", "Packets transmitted by the port."},
     {"port_rcv_packets", "rail_port_receive_packets_total", "Packets received by the port."},
     {"unicast_xmit_packets", "rail_port_unicast_transmit_packets_total",
@@ -62,6 +66,14 @@ constexpr CounterMetric kCounterMetrics[] = {
      "Ticks during which the port had data to send but no flow-control credits."},
 };
 
+// The counters/ files a software RDMA device's netdev statistics/ files stand in for.
+constexpr std::pair<const char*, const char*> kNetdevCounterFiles[] = {
+    {"tx_bytes", "port_xmit_data"},
+    {"rx_bytes", "port_rcv_data"},
+    {"tx_packets", "port_xmit_packets"},
+    {"rx_packets", "port_rcv_packets"},
+};
+
 Labels With(Labels labels, const char* name, std::string value) {
   labels.push_back({name, std::move(value)});
   return labels;
@@ -73,7 +85,8 @@ struct InfinibandFamilies {
       Gauge("rail_infiniband_device_info",
             "RDMA device identity from class/infiniband/<device>; value 1.");
   FamilyBuilder port_info =
-      Gauge("rail_port_info", "RDMA port facts (link layer, width, LIDs); value 1.");
+      Gauge("rail_port_info",
+            "RDMA port facts (link layer, width in lanes, speed class of a lane, LIDs); value 1.");
   FamilyBuilder state =
       Gauge("rail_port_state_id",
             "Logical port state (ports/<p>/state): 1 DOWN, 2 INIT, 3 ARMED, 4 ACTIVE.");
@@ -86,6 +99,11 @@ struct InfinibandFamilies {
   FamilyBuilder saturated =
       Gauge("rail_port_pma_saturated",
             "1 when a PMA counter pegged at its maximum (it stops instead of wrapping), else 0.");
+  FamilyBuilder counter_source = Gauge(
+      "rail_port_bytes_source_info",
+      "Where the port's byte and packet counters come from (source): counters (the PMA), "
+      "counters_ext (its 64-bit copies), netdev_statistics (a software RDMA device without PMA, "
+      "rxe: the statistics/ of its parent netdev, named in netdev) or none; value 1.");
   FamilyBuilder other =
       Counter("rail_port_pma_events_total",
               "PMA counter without a dedicated metric (ports/<p>/counters/<counter>).");
@@ -109,13 +127,37 @@ struct InfinibandFamilies {
       const Labels id = {{"device", device.name}, {"port", std::to_string(port.number)}};
       AddPort(id, port);
       AddCounters(id, port);
+      AddCounterSource(id, device, port);
     }
+  }
+
+  // The source of the port's data counters; for a software device without PMA, its netdev's
+  // statistics/ (read with the counters, InfinibandPort::netdev_statistics) under the port's own
+  // names, so that what reads rail_port_*_bytes_total (the dashboards, the rules) sees rxe rails.
+  void AddCounterSource(const Labels& id, const sysfs::InfinibandDevice& device,
+                        const sysfs::InfinibandPort& port) {
+    const sysfs::DataCounterSource source = sysfs::PortDataCounterSource(device, port);
+    if (source == sysfs::DataCounterSource::kNetdevStatistics) {
+      for (const auto& [statistic, file] : kNetdevCounterFiles) {
+        if (const auto value = port.netdev_statistics.find(statistic);
+            value != port.netdev_statistics.end()) {
+          counters.at(file).Add(id, static_cast<double>(value->second));
+        }
+      }
+    }
+    Labels labels = With(id, "source", sysfs::DataCounterSourceName(source));
+    counter_source.Add(
+        With(std::move(labels), "netdev",
+             source == sysfs::DataCounterSource::kNetdevStatistics ? device.parent.value_or("")
+                                                                   : ""),
+        1);
   }
 
   void AddPort(const Labels& id, const sysfs::InfinibandPort& port) {
     Labels info = id;
     info.push_back({"link_layer", port.link_layer.value_or("")});
-    info.push_back({"width", port.rate ? port.rate->width_and_speed : ""});
+    info.push_back({"width", port.rate ? port.rate->width : ""});
+    info.push_back({"speed", port.rate ? port.rate->speed : ""});
     info.push_back({"lid", port.lid ? std::to_string(*port.lid) : ""});
     info.push_back({"sm_lid", port.sm_lid ? std::to_string(*port.sm_lid) : ""});
     port_info.Add(std::move(info), 1);
@@ -146,7 +188,8 @@ struct InfinibandFamilies {
   }
 
   void MoveTo(std::vector<prometheus::MetricFamily>& out) {
-    for (auto* family : {&device_info, &port_info, &state, &phys_state, &active, &rate}) {
+    for (auto* family :
+         {&device_info, &port_info, &state, &phys_state, &active, &rate, &counter_source}) {
       family->MoveTo(out);
     }
     for (const auto& spec : kCounterMetrics) counters.at(spec.file).MoveTo(out);

@@ -39,23 +39,21 @@ Labels SeriesLabels(const probe::SeriesKey& key) {
   return labels;
 }
 
-Labels RailLabels(const probe::SeriesState& state, const std::string& rail) {
-  Labels labels = {{"kind", state.key.kind},
-                   {"peer", state.last.peer},
-                   {"rail", rail},
-                   {"size", std::to_string(state.key.message_size_bytes)}};
-  if (TakesMemory(state.key.kind)) {
-    labels.push_back({"memory", state.key.memory});
-    labels.push_back({"memory_path", state.last.memory_path});
-  }
-  return labels;
-}
-
 // A run's figures carry what really moved the bytes (memory_path); the counters do not, so that
 // a series' counts stay one series when its path changes.
 Labels LastRunLabels(const probe::SeriesState& state) {
   Labels labels = SeriesLabels(state.key);
   if (TakesMemory(state.key.kind)) labels.push_back({"memory_path", state.last.memory_path});
+  return labels;
+}
+
+// The last run's labels with one of its rails in place of the series' rail: every label that
+// tells two series apart (streams, memory) stays, or two series would write the same sample.
+Labels RailLabels(const probe::SeriesState& state, const std::string& rail) {
+  Labels labels = LastRunLabels(state);
+  for (auto& label : labels) {
+    if (label.name == "rail") label.value = rail;
+  }
   return labels;
 }
 

@@ -15,6 +15,9 @@ struct Names {
   std::string device = "<device>";
   std::string port = "1";
   std::string pci = "<pci address>";
+  // perftest's GID option: RoCE needs the RoCE v2 GID's index (its default, 0, is a link-local
+  // GID that does not route), InfiniBand none.
+  std::string gid_option = " -x <RoCE v2 GID index>";
 };
 
 Names NamesOf(const CheckResult& verdict, const std::vector<inventory::Rail>& rails,
@@ -26,6 +29,11 @@ Names NamesOf(const CheckResult& verdict, const std::vector<inventory::Rail>& ra
   if (!rail->netdev.empty()) names.netdev = rail->netdev;
   if (!rail->device.empty()) names.device = rail->device;
   if (rail->port != 0) names.port = std::to_string(rail->port);
+  if (rail->link_layer == "InfiniBand") {
+    names.gid_option.clear();
+  } else if (rail->roce_v2_gid_index) {
+    names.gid_option = " -x " + std::to_string(*rail->roce_v2_gid_index);
+  }
   if (topology == nullptr) return names;
   if (const auto* device = inventory::FindRdmaDevice(*topology, rail->device)) {
     names.pci = device->pci_bus_id;
@@ -33,7 +41,7 @@ Names NamesOf(const CheckResult& verdict, const std::vector<inventory::Rail>& ra
   return names;
 }
 
-// fmt templates with {netdev}, {device}, {port} and {pci}.
+// fmt templates with {netdev}, {device}, {port}, {pci} and {gid_option}.
 const std::map<std::string, std::string>& Templates() {
   static const std::map<std::string, std::string> kTemplates = {
       {"port_active",
@@ -60,7 +68,8 @@ const std::map<std::string, std::string>& Templates() {
        "export UCX_NET_DEVICES=<every rail's device:port> UCX_MAX_RNDV_RAILS=<rail count>; check "
        "UCX_MULTI_LANE_MAX_RATIO (UCX drops a lane slower than 1/4 of the fastest)"},
       {"probe_throughput",
-       "ib_write_bw -d {device} -i {port} <peer> (against the peer); rdma statistic show link "
+       "ib_write_bw -d {device} -i {port}{gid_option} <peer> (against the peer); rdma statistic "
+       "show link "
        "{device}/{port}"},
       {"transport_fallback",
        "ucx_info -d | grep -A4 {device}; export UCX_TLS=rc,ud,sm,self "
@@ -116,7 +125,7 @@ std::string Remedy(const CheckResult& verdict, const std::vector<inventory::Rail
   const auto names = NamesOf(verdict, rails, topology);
   return fmt::format(fmt::runtime(found->second), fmt::arg("netdev", names.netdev),
                      fmt::arg("device", names.device), fmt::arg("port", names.port),
-                     fmt::arg("pci", names.pci));
+                     fmt::arg("pci", names.pci), fmt::arg("gid_option", names.gid_option));
 }
 
 const std::vector<std::string>& CheckTokens() {

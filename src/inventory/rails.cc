@@ -70,7 +70,10 @@ Rail FromPort(const sysfs::InfinibandDevice& device, const sysfs::InfinibandPort
   rail.port = port.number;
   rail.netdev = PortNetdev(device, port);
   rail.link_layer = port.link_layer.value_or("");
-  rail.ipv4 = PortIpv4(port, rail.netdev);
+  if (const sysfs::GidEntry* gid = PortIpv4Gid(port, rail.netdev)) {
+    rail.ipv4 = PortIpv4(port, rail.netdev);
+    rail.roce_v2_gid_index = gid->index;
+  }
   rail.present = true;
   rail.active = port.IsActive();
   return rail;

@@ -1,6 +1,7 @@
 #include "rail/probe/counters.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "rail/sysfs/values.h"
 
@@ -27,20 +28,28 @@ std::uint64_t Delta(std::uint64_t before, std::uint64_t after) {
 }  // namespace
 
 RailCounterSample RailCounterReader::Read(const ProbeRail& rail) const {
+  // The sources in sysfs::PortDataCounterSource's order, read file by file: a probe reads two
+  // counters, not the whole device.
   RailCounterSample sample;
   if (!rail.rdma_device.empty()) {
-    const std::string counters = "class/infiniband/" + rail.rdma_device + "/ports/" +
-                                 std::to_string(rail.rdma_port) + "/counters/";
+    const std::string device = "class/infiniband/" + rail.rdma_device;
+    const std::string port = device + "/ports/" + std::to_string(rail.rdma_port);
     std::uint64_t transmit_words = 0;
     std::uint64_t receive_words = 0;
-    // port_xmit_data and port_rcv_data count 4-byte words.
-    if (ReadUnsigned(sys_, counters + "port_xmit_data", &transmit_words) &&
-        ReadUnsigned(sys_, counters + "port_rcv_data", &receive_words)) {
-      sample.transmit_bytes = transmit_words * 4;
-      sample.receive_bytes = receive_words * 4;
-      sample.valid = true;
-      return sample;
+    // counters/port_{xmit,rcv}_data, else counters_ext/port_{xmit,rcv}_data_64: 4-byte words.
+    for (const auto& [directory, suffix] :
+         {std::pair{"/counters/", ""}, std::pair{"/counters_ext/", "_64"}}) {
+      if (ReadUnsigned(sys_, port + directory + "port_xmit_data" + suffix, &transmit_words) &&
+          ReadUnsigned(sys_, port + directory + "port_rcv_data" + suffix, &receive_words)) {
+        sample.transmit_bytes = transmit_words * 4;
+        sample.receive_bytes = receive_words * 4;
+        sample.valid = true;
+        return sample;
+      }
     }
+    // Without PMA only a software device's netdev (rxe, siw: no `device` link) sees its traffic;
+    // a NIC's netdev counters leave RDMA out.
+    if (sys_.Exists(device + "/device")) return sample;
   }
   if (!rail.netdev.empty()) {
     const std::string statistics = "class/net/" + rail.netdev + "/statistics/";
@@ -54,6 +63,31 @@ RailCounterSnapshot RailCounterReader::Snapshot(const std::vector<ProbeRail>& ra
   RailCounterSnapshot snapshot;
   for (const auto& rail : rails) snapshot[rail.name] = Read(rail);
   return snapshot;
+}
+
+std::vector<RailCounterDelta> OtherRailDeltas(const RailCounterSnapshot& before,
+                                              const RailCounterSnapshot& after,
+                                              const std::vector<std::string>& probed) {
+  std::vector<RailCounterDelta> deltas;
+  for (const auto& [rail, sample] : after) {
+    if (std::find(probed.begin(), probed.end(), rail) != probed.end()) continue;
+    const auto b = before.find(rail);
+    if (b == before.end() || !b->second.valid || !sample.valid) continue;
+    deltas.push_back({rail, Delta(b->second.transmit_bytes, sample.transmit_bytes),
+                      Delta(b->second.receive_bytes, sample.receive_bytes), 0});
+  }
+  return deltas;
+}
+
+std::uint64_t OtherRailsTransmitBytes(const ProbeResult& result,
+                                      const std::set<std::string>& ours) {
+  std::uint64_t bytes = 0;
+  for (const RailCounterDelta& delta : result.counters) {
+    const bool probed =
+        std::find(result.rails.begin(), result.rails.end(), delta.rail) != result.rails.end();
+    if (!probed && !ours.contains(delta.rail)) bytes += delta.transmit_bytes;
+  }
+  return bytes;
 }
 
 std::vector<RailCounterDelta> CounterDeltas(const RailCounterSnapshot& before,
@@ -79,11 +113,8 @@ std::vector<RailCounterDelta> CounterDeltas(const RailCounterSnapshot& before,
   }
   if (other_rails_bytes != nullptr) {
     *other_rails_bytes = 0;
-    for (const auto& [rail, sample] : after) {
-      if (std::find(probed.begin(), probed.end(), rail) != probed.end()) continue;
-      const auto b = before.find(rail);
-      if (b == before.end() || !b->second.valid || !sample.valid) continue;
-      *other_rails_bytes += Delta(b->second.transmit_bytes, sample.transmit_bytes);
+    for (const RailCounterDelta& delta : OtherRailDeltas(before, after, probed)) {
+      *other_rails_bytes += delta.transmit_bytes;
     }
   }
   return deltas;

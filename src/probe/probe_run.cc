@@ -33,7 +33,7 @@ ProbeResult NewResult(const ProbeParams& params) {
   ProbeResult result;
   result.kind = params.kind;
   result.peer = params.peer;
-  for (const ProbeRail& rail : params.rails) result.rails.push_back(rail.name);
+  result.rails = RailNames(params.rails);
   result.memory = params.memory;
   // What moves GPU memory is known only once the sides are set up (the kinds fill it in).
   if (params.memory == gpu::MemoryType::kCuda) result.memory_path = "unknown";
@@ -50,7 +50,7 @@ void SetFailure(ProbeResult* result, const std::string& reason, const std::strin
 }
 
 CounterCheck::CounterCheck(const ProbeContext& context, const ProbeParams& params)
-    : reader_(context.counters) {
+    : reader_(context.counters), own_run_(OwnRuns::Process(), RailNames(params.rails)) {
   if (reader_ == nullptr) return;
   const auto add = [this](const ProbeRail& rail) {
     const bool known = std::any_of(rails_.begin(), rails_.end(),
@@ -68,25 +68,16 @@ CounterCheck::CounterCheck(const ProbeContext& context, const ProbeParams& param
 void CounterCheck::Finish(ProbeResult* result) const {
   if (reader_ == nullptr) return;
   const RailCounterSnapshot after = reader_->Snapshot(rails_);
-  std::uint64_t other_bytes = 0;
-  result->counters = CounterDeltas(before_, after, probed_, &other_bytes);
-  result->bytes_on_other_rails = other_bytes;
+  result->counters = CounterDeltas(before_, after, probed_, nullptr);
+  // In the order of rails_ (the host's rails), not of the snapshot's map.
+  const std::vector<RailCounterDelta> others = OtherRailDeltas(before_, after, probed_);
   for (const ProbeRail& rail : rails_) {
-    if (std::find(probed_.begin(), probed_.end(), rail.name) != probed_.end()) continue;
-    const auto b = before_.find(rail.name);
-    const auto a = after.find(rail.name);
-    if (b == before_.end() || a == after.end() || !b->second.valid || !a->second.valid) continue;
-    RailCounterDelta delta;
-    delta.rail = rail.name;
-    // Counters that went backwards (device reset) count as zero, as in CounterDeltas.
-    delta.transmit_bytes = a->second.transmit_bytes >= b->second.transmit_bytes
-                               ? a->second.transmit_bytes - b->second.transmit_bytes
-                               : 0;
-    delta.receive_bytes = a->second.receive_bytes >= b->second.receive_bytes
-                              ? a->second.receive_bytes - b->second.receive_bytes
-                              : 0;
-    result->counters.push_back(delta);
+    const auto delta = std::find_if(others.begin(), others.end(), [&](const RailCounterDelta& one) {
+      return one.rail == rail.name;
+    });
+    if (delta != others.end()) result->counters.push_back(*delta);
   }
+  result->bytes_on_other_rails = OtherRailsTransmitBytes(*result, own_run_.OverlappingRails());
 }
 
 bool PeerProbeSession::Open(const ProbeParams& params, const ProbeContext& context,

@@ -19,6 +19,7 @@
 #include "rail/peer/client.h"
 #include "rail/peer/connection.h"
 #include "rail/peer/messages.h"
+#include "rail/probe/own_runs.h"
 #include "rail/probe/probe.h"
 
 namespace rail::probe::detail {
@@ -75,11 +76,13 @@ class CounterCheck {
  public:
   CounterCheck(const ProbeContext& context, const ProbeParams& params);
   // result->counters: the probed rails (shares among them), then every other readable rail
-  // (share 0); result->bytes_on_other_rails: the other rails' transmitted bytes.
+  // (share 0); result->bytes_on_other_rails: the other rails' transmitted bytes, but for those
+  // that another run of this process used meanwhile (OwnRuns).
   void Finish(ProbeResult* result) const;
 
  private:
   const RailCounterReader* reader_;
+  OwnRuns::Registration own_run_;
   std::vector<ProbeRail> rails_;  // probed first, then the others; unique names
   std::vector<std::string> probed_;
   RailCounterSnapshot before_;

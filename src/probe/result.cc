@@ -35,6 +35,13 @@ std::optional<ProbeKind> ParseProbeKind(const std::string& name) {
   return std::nullopt;
 }
 
+std::vector<std::string> RailNames(const std::vector<ProbeRail>& rails) {
+  std::vector<std::string> names;
+  names.reserve(rails.size());
+  for (const ProbeRail& rail : rails) names.push_back(rail.name);
+  return names;
+}
+
 bool IsBulk(ProbeKind kind) {
   return kind != ProbeKind::kUcxRtt && kind != ProbeKind::kTcpRtt;
 }

@@ -110,6 +110,23 @@ void ReadHwCounters(const Filesystem& fs, const std::string& port_dir, Infiniban
   }
 }
 
+// The netdev statistics that stand in for the data counters of a software device without PMA.
+constexpr const char* kParentStatistics[] = {"tx_bytes", "rx_bytes", "tx_packets", "rx_packets"};
+
+void ReadParentStatistics(const Filesystem& fs, InfinibandDevice& device, ReadErrors& errors) {
+  if (!device.virtual_device || !device.parent) return;
+  for (InfinibandPort& port : device.ports) {
+    if (!port.counters.empty() || !port.counters_ext.empty()) continue;
+    for (const char* statistic : kParentStatistics) {
+      // class/net/<parent>/statistics/<statistic>
+      const auto value =
+          detail::ReadParsed(fs, JoinPath("class/net/" + *device.parent + "/statistics", statistic),
+                             errors, Presence::kOptional, ParseUnsigned);
+      if (value) port.netdev_statistics.emplace(statistic, *value);
+    }
+  }
+}
+
 InfinibandPort ReadPort(const Filesystem& fs, const std::string& device_dir,
                         const std::string& device, unsigned number, const std::string& entry,
                         const InfinibandReadOptions& options, ReadErrors& errors) {
@@ -150,12 +167,15 @@ InfinibandDevice ReadDevice(const Filesystem& fs, const std::string& name,
   device.node_type = read_string("node_type");
   // IB devices without IPoIB and some virtual drivers have no device/net at all.
   device.netdevs = detail::ListNames(fs, JoinPath(dir, "device/net"), errors, Presence::kOptional);
+  device.virtual_device = !fs.Exists(JoinPath(dir, "device"));  // device (a link to the bus)
+  if (device.virtual_device) device.parent = read_string("parent");
 
   const std::string ports_dir = JoinPath(dir, "ports");
   const auto names = detail::ListNames(fs, ports_dir, errors, Presence::kRequired);
   for (const auto& [number, entry] : NumberedEntries(names, ports_dir, errors)) {
     device.ports.push_back(ReadPort(fs, dir, name, number, entry, options, errors));
   }
+  if (options.counters) ReadParentStatistics(fs, device, errors);
   return device;
 }
 
@@ -277,6 +297,34 @@ const PortCounter* BestPortCounter(const InfinibandPort& port, const std::string
     }
   }
   return classic == port.counters.end() ? nullptr : &classic->second;
+}
+
+DataCounterSource PortDataCounterSource(const InfinibandDevice& device,
+                                        const InfinibandPort& port) {
+  if (const PortCounter* best = BestPortCounter(port, "port_xmit_data")) {
+    const auto classic = port.counters.find("port_xmit_data");
+    return classic != port.counters.end() && &classic->second == best
+               ? DataCounterSource::kCounters
+               : DataCounterSource::kCountersExt;
+  }
+  // A software device's packets all pass through its netdev; a NIC's RDMA traffic does not.
+  // Only rxe names its netdev (parent).
+  return device.virtual_device && device.parent ? DataCounterSource::kNetdevStatistics
+                                                : DataCounterSource::kNone;
+}
+
+const char* DataCounterSourceName(DataCounterSource source) {
+  switch (source) {
+    case DataCounterSource::kCounters:
+      return "counters";
+    case DataCounterSource::kCountersExt:
+      return "counters_ext";
+    case DataCounterSource::kNetdevStatistics:
+      return "netdev_statistics";
+    case DataCounterSource::kNone:
+      break;
+  }
+  return "none";
 }
 
 }  // namespace rail::sysfs

@@ -85,6 +85,11 @@ std::optional<PortRate> ParsePortRate(std::string_view text) {
   if (rest.empty()) return rate;
   if (rest.size() < 2 || rest.front() != '(' || rest.back() != ')') return std::nullopt;
   rate.width_and_speed = std::string(TrimValue(rest.substr(1, rest.size() - 2)));
+  const std::size_t gap = rate.width_and_speed.find(' ');
+  rate.width = rate.width_and_speed.substr(0, gap);
+  if (gap != std::string::npos) {
+    rate.speed = std::string(TrimValue(std::string_view(rate.width_and_speed).substr(gap)));
+  }
   return rate;
 }
 

@@ -37,8 +37,11 @@ struct Rail {
   std::string netdev;      // empty when none is known (IB port without IPoIB)
   std::string link_layer;  // "Ethernet", "InfiniBand" or "" when unknown
   std::string ipv4;        // from config, else the RoCE v2 IPv4-mapped GID on `netdev`
-  bool present = false;    // the configured device/port exists on this host
-  bool active = false;     // port ACTIVE and LinkUp (netdev-only rails: not known here)
+  // The index of that GID (PortIpv4Gid): what `ib_write_bw -x` and UCX_IB_GID_INDEX take. Not
+  // the same on every device: 3 on mlx5 (RoCE v1 entries first), 1 on rxe.
+  std::optional<unsigned> roce_v2_gid_index;
+  bool present = false;  // the configured device/port exists on this host
+  bool active = false;   // port ACTIVE and LinkUp (netdev-only rails: not known here)
   std::optional<double> expected_rate_gbps;
   TransportClass transport = TransportClass::kRdma;
   RailSource source = RailSource::kDiscovered;

@@ -1,10 +1,13 @@
 // Counter cross-check: which rail's counters moved while a probe ran. RDMA rails read the port's
-// data counters (counters/port_xmit_data in 4-byte words, converted); netdev-only rails (TCP,
-// the lab's veths) read class/net/<netdev>/statistics/tx_bytes and rx_bytes.
+// data counters (counters/port_xmit_data in 4-byte words, converted, or their counters_ext/
+// copies); software RDMA devices without PMA (rxe, siw) and netdev-only rails (TCP, the lab's
+// veths) read class/net/<netdev>/statistics/tx_bytes and rx_bytes. A NIC without PMA counters
+// has none: its netdev does not count RDMA traffic.
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -39,5 +42,13 @@ std::vector<RailCounterDelta> CounterDeltas(const RailCounterSnapshot& before,
                                             const RailCounterSnapshot& after,
                                             const std::vector<std::string>& probed,
                                             std::uint64_t* other_rails_bytes);
+// The deltas of the rails in `after` that are not `probed` (share 0), in rail name order.
+std::vector<RailCounterDelta> OtherRailDeltas(const RailCounterSnapshot& before,
+                                              const RailCounterSnapshot& after,
+                                              const std::vector<std::string>& probed);
+// What rail_probe_other_rails_transmit_bytes reports: the bytes transmitted on the rails of
+// `result.counters` that the run did not probe, leaving out `ours` (rails this agent's other runs
+// used meanwhile, OwnRuns): their bytes are this agent's, not traffic the run should be told of.
+std::uint64_t OtherRailsTransmitBytes(const ProbeResult& result, const std::set<std::string>& ours);
 
 }  // namespace rail::probe

@@ -47,6 +47,9 @@ struct ProbeRail {
   bool expect_rdma = true;  // a TCP lane on this rail is a fallback
 };
 
+// The rails' names, in their order.
+std::vector<std::string> RailNames(const std::vector<ProbeRail>& rails);
+
 struct ProbeParams {
   ProbeKind kind = ProbeKind::kUcxThroughput;
   std::string peer;              // host[:port] of the peer agent's responder

@@ -56,6 +56,9 @@ struct InfinibandPort {
   std::map<std::string, PortCounter> counters_ext;
   // hw_counters/<file>: every file, whatever the vendor names them.
   std::map<std::string, std::uint64_t> hw_counters;
+  // A software device without PMA (rxe): its parent netdev's class/net/<parent>/statistics/
+  // {tx,rx}_{bytes,packets}, which count all of its traffic; read with the counters.
+  std::map<std::string, std::uint64_t> netdev_statistics;
   std::vector<GidEntry> gids;  // non-empty slots of gids/, only when GIDs were requested
 
   bool IsActive() const;    // state 4 (ACTIVE) and phys_state 5 (LinkUp)
@@ -71,8 +74,26 @@ struct InfinibandDevice {
   std::optional<std::string> hca_type;        // hca_type
   std::optional<std::string> node_type;       // node_type ("1: CA")
   std::vector<std::string> netdevs;           // device/net/* (RoCE and IPoIB netdevs)
-  std::vector<InfinibandPort> ports;          // ports/*
+  // No `device` link: the device lives under devices/virtual, a software device (rxe, siw)
+  // whose traffic is its netdev's. (Fixture trees unpacked from procfs' archive lack the link
+  // too; their devices have PMA counters, which always come first.)
+  bool virtual_device = false;
+  std::optional<std::string> parent;  // parent (rxe only): the netdev it runs over
+  std::vector<InfinibandPort> ports;  // ports/*
 };
+
+// Where a port's data counters (rail_port_{transmit,receive}_bytes_total, the probes' counter
+// cross-check) come from.
+enum class DataCounterSource {
+  kCounters,          // counters/port_xmit_data, the PMA's
+  kCountersExt,       // counters_ext/port_xmit_data, the PMA's 64-bit copy (qib, hfi1)
+  kNetdevStatistics,  // class/net/<parent>/statistics/: a virtual device without PMA (rxe)
+  kNone,              // no PMA, and a netdev that does not see RDMA traffic (mlx5 bypasses it)
+};
+DataCounterSource PortDataCounterSource(const InfinibandDevice& device, const InfinibandPort& port);
+// "counters", "counters_ext", "netdev_statistics", "none": rail_port_bytes_source_info's
+// source label.
+const char* DataCounterSourceName(DataCounterSource source);
 
 // The counter `file` (a counters/ name) is best read from: counters/<file>, or its 64-bit
 // counters_ext/ copy where the classic file is narrower or absent (qib, hfi1). nullptr when the
@@ -80,7 +101,7 @@ struct InfinibandDevice {
 const PortCounter* BestPortCounter(const InfinibandPort& port, const std::string& file);
 
 struct InfinibandReadOptions {
-  bool counters = true;     // counters/ and counters_ext/
+  bool counters = true;     // counters/ and counters_ext/ (a software device's: its netdev's)
   bool hw_counters = true;  // hw_counters/
   bool gids = true;         // gids/ and gid_attrs/
   // Decides, from the name alone, whether a device is read at all. Excluded devices get no read

@@ -30,6 +30,8 @@ std::optional<NumberedState> ParseNumberedState(std::string_view text);
 struct PortRate {
   double gigabits_per_second = 0;  // as printed
   std::string width_and_speed;     // "2X HDR", empty when the kernel prints no parenthesis
+  std::string width;               // its first word, the lanes: "2X"
+  std::string speed;               // the rest, the rate class of a lane: "HDR"; may be empty
   double BytesPerSecond() const { return gigabits_per_second * 1e9 / 8; }
 };
 std::optional<PortRate> ParsePortRate(std::string_view text);

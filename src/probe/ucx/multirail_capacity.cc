@@ -21,15 +21,15 @@ struct RailRun {
   double cpu_seconds = 0;
 };
 
-// One rail's thread. A first, short run (one window and its drain) completes the wire-up, which
+// One rail's thread. A first warm-up (one window, bounded by time) completes the wire-up, which
 // over tcp includes connection set-up; only then do all rails meet at the barrier, so that their
 // timed phases overlap as closely as the rails allow.
 void DriveRail(UcxProbeSide& side, const ProbeParams& params, std::size_t size,
                const detail::ProbeDeadline& deadline, const std::atomic<bool>* cancel,
                std::latch& ready, std::atomic<bool>& any_failed, RailRun* run) {
   const double cpu_start = ThreadCpuSeconds();
-  const ThroughputOutcome wireup = side.RunThroughput(params.operation, size, params.window,
-                                                      std::chrono::nanoseconds(0), cancel);
+  const ThroughputOutcome wireup =
+      side.WarmUpOnly(params.operation, size, params.window, params.duration, cancel);
   if (!wireup.ok()) {
     run->outcome.error_reason = wireup.error_reason;
     run->outcome.error_message = "wire-up: " + wireup.error_message;
@@ -100,6 +100,10 @@ void AddRailRuns(detail::InitiatorRun& run, Links& links, const std::vector<Rail
                          name + ": " + outcome.error_message);
     } else if (outcome.bytes == 0) {
       detail::SetFailure(&result, "no_data", name + ": no operation completed");
+    } else if (!outcome.note.empty() && result.error_reason.empty()) {
+      // A run that succeeded: what limited the rail by time.
+      result.error_message +=
+          (result.error_message.empty() ? "" : "; ") + name + ": " + outcome.note;
     }
     result.per_rail.push_back({name, outcome.bytes_per_second(), outcome.bytes});
     result.bytes += outcome.bytes;

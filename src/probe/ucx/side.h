@@ -36,11 +36,16 @@
 namespace rail::probe {
 
 struct ThroughputOutcome {
-  std::uint64_t bytes = 0;       // payload bytes of the operations that completed
-  double seconds = 0;            // first post to completion of all, final flush included
+  std::uint64_t bytes = 0;  // payload bytes of the operations that completed in the timed phase
+  // The timed phase's first post to the completion of all and the final flush, or to the end of
+  // the drain's time limit when operations were still outstanding then.
+  double seconds = 0;
   std::uint64_t operations = 0;  // completed operations
   std::string error_reason;      // "" on success; "ucx:<status>", "timeout", "cancelled", ...
   std::string error_message;
+  // On success, what limited the run by time rather than by its operations (a warm-up or drain
+  // that reached its limit, a window made smaller for a slow rail); "" when nothing did.
+  std::string note;
   bool ok() const { return error_reason.empty(); }
   double bytes_per_second() const { return seconds > 0 ? static_cast<double>(bytes) / seconds : 0; }
 };
@@ -137,6 +142,12 @@ class UcxProbeSide {
 
   // Keeps `window` operations of `message_bytes` outstanding for `duration` (after an untimed
   // warm-up round that completes the wire-up), then waits for all and flushes the endpoint.
+  // Bounded by time on any rail speed: the warm-up and the drain each take at most
+  // PhaseLimit(duration); a warm-up that reaches it leaves its operations in flight (the timed
+  // phase counts what completes during it), and the window shrinks to what the rail completes
+  // in such a limit, so that a slow rail's drain fits its limit. A drain that still
+  // reaches it ends the measurement there: the result is the operations completed by then over
+  // the time used, and the rest are cancelled (AbortEndpoint) without failing the run.
   //   kPut: ucp_put_nbx from the local buffer into the remote buffer.
   //   kGet: ucp_get_nbx from the remote buffer into the local buffer.
   //   kAm:  ucp_am_send_nbx of the local buffer; from kAmRendezvousFromBytes on with
@@ -153,6 +164,12 @@ class UcxProbeSide {
                                   unsigned window, std::chrono::nanoseconds duration,
                                   const std::atomic<bool>* cancel);
   static constexpr std::size_t kAmRendezvousFromBytes = 16 * 1024;
+  // RunThroughput's warm-up alone, bounded by PhaseLimit(duration): multirail_capacity completes
+  // every rail's wire-up with it before the rails' timed phases start together. Operations still
+  // in flight at the limit stay in flight and count in the RunThroughput that follows; an error
+  // aborts as RunThroughput does.
+  ThroughputOutcome WarmUpOnly(UcxOperation operation, std::size_t message_bytes, unsigned window,
+                               std::chrono::nanoseconds duration, const std::atomic<bool>* cancel);
 
   // Ping-pong of tagged messages of `message_bytes` each way (the responder echoes the size it
   // received), timed one round trip at a time with steady_clock, until `duration` has passed or
@@ -160,7 +177,13 @@ class UcxProbeSide {
   RttOutcome RunRtt(std::size_t message_bytes, std::chrono::nanoseconds duration,
                     std::size_t max_samples, const std::atomic<bool>* cancel);
 
-  // Bounds the warm-up, the drain and flush after posting stops, and each round trip. 10 s by
+  // The most time a bulk run's warm-up, and its drain after posting stops, may take: a share of
+  // its duration, at least kMinPhaseLimit, at most drain_timeout().
+  std::chrono::nanoseconds PhaseLimit(std::chrono::nanoseconds duration) const;
+  static constexpr double kPhaseLimitShareOfDuration = 0.5;
+  static constexpr std::chrono::milliseconds kMinPhaseLimit{250};
+
+  // Bounds each round trip, and the warm-up and drain of a bulk run (PhaseLimit). 10 s by
   // default: generous for a healthy rail, short enough that a dead one ends the probe.
   void set_drain_timeout(std::chrono::nanoseconds timeout) { drain_timeout_ = timeout; }
   std::chrono::nanoseconds drain_timeout() const { return drain_timeout_; }
@@ -221,15 +244,28 @@ class UcxProbeSide {
   // ---- initiator (throughput.cc, rtt.cc) ----
   bool CheckReadyToInitiate(bool needs_remote_memory, std::size_t message_bytes,
                             std::string* reason, std::string* message) const;
+  // RunThroughput's and WarmUpOnly's checks of their arguments; false and the outcome's error.
+  bool CheckThroughputArguments(UcxOperation operation, std::size_t message_bytes, unsigned window,
+                                ThroughputOutcome* outcome) const;
+  // Records an aborted throughput run in `outcome` and aborts the endpoint (AbortEndpoint).
+  void AbortThroughput(UcxOperation operation, const std::string& reason,
+                       const std::string& message, ThroughputOutcome* outcome);
   // Posts one operation of the throughput loop; false when UCX refused it (tracker records why).
   bool PostOperation(UcxOperation operation, std::size_t message_bytes);
   // The untimed warm-up (one window and a flush) and the timed phase; each returns the abort
   // reason or "".
-  std::string WarmUp(UcxOperation operation, std::size_t message_bytes, unsigned window,
-                     const std::atomic<bool>* cancel, std::string* message);
+  // A warm-up that reaches `limit` with operations in flight is not an abort (they complete in
+  // the timed phase): `reached_limit`, and `window` becomes what the rail completes in one limit
+  // after the wire-up (its first operation), at least 1.
+  std::string WarmUp(UcxOperation operation, std::size_t message_bytes, unsigned* window,
+                     std::chrono::nanoseconds limit, const std::atomic<bool>* cancel,
+                     bool* reached_limit, std::string* message);
+  // The timed phase; `outcome` gets its operations, bytes and seconds (and a note when the drain
+  // reached `drain_limit`, which is not an abort).
   std::string TimedPhase(UcxOperation operation, std::size_t message_bytes, unsigned window,
-                         std::chrono::nanoseconds duration, const std::atomic<bool>* cancel,
-                         Clock::time_point* start, Clock::time_point* end, std::string* message);
+                         std::chrono::nanoseconds duration, std::chrono::nanoseconds drain_limit,
+                         const std::atomic<bool>* cancel, ThroughputOutcome* outcome,
+                         std::string* message);
   // Posts whenever fewer than `window` operations are outstanding, until `stop_posting_at`, an
   // operation or the endpoint fails, or `cancel`; the abort reason or "".
   std::string KeepWindowFull(UcxOperation operation, std::size_t message_bytes, unsigned window,

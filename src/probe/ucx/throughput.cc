@@ -1,9 +1,33 @@
 // The initiator's throughput operations: windowed put/get/AM. The calling thread busy-progresses
 // the worker while data moves, as ucx_perftest does: sleeping on events between completions would
 // measure the wake-up latency instead of the rail.
+#include <algorithm>
+#include <optional>
+
 #include "probe/ucx/side.h"
 
 namespace rail::probe {
+
+namespace {
+
+// The window of a warm-up that reached its limit: what the rail completes in one limit after the
+// wire-up, so that the drain fits a limit too, at least 1 and at most `window`. A wire-up that
+// took more than half the limit leaves too little time to judge the rate: the window stays.
+unsigned WindowForSlowRail(unsigned window,
+                           std::optional<std::chrono::steady_clock::time_point> wired_up_at,
+                           std::uint64_t completions_since_wire_up,
+                           std::chrono::nanoseconds limit) {
+  if (!wired_up_at) return 1;
+  const double limit_seconds = std::chrono::duration<double>(limit).count();
+  const double after_wire_up =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - *wired_up_at).count();
+  if (after_wire_up < limit_seconds / 2) return window;
+  const auto per_limit = static_cast<std::uint64_t>(static_cast<double>(completions_since_wire_up) /
+                                                    after_wire_up * limit_seconds);
+  return static_cast<unsigned>(std::clamp<std::uint64_t>(per_limit, 1, window));
+}
+
+}  // namespace
 
 bool UcxProbeSide::CheckReadyToInitiate(bool needs_remote_memory, std::size_t message_bytes,
                                         std::string* reason, std::string* message) const {
@@ -114,23 +138,59 @@ std::string UcxProbeSide::FlushEndpoint(Clock::time_point deadline, const std::a
   return reason;
 }
 
-std::string UcxProbeSide::WarmUp(UcxOperation operation, std::size_t message_bytes, unsigned window,
-                                 const std::atomic<bool>* cancel, std::string* message) {
+std::chrono::nanoseconds UcxProbeSide::PhaseLimit(std::chrono::nanoseconds duration) const {
+  const auto share =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(duration * kPhaseLimitShareOfDuration);
+  return std::min<std::chrono::nanoseconds>(
+      drain_timeout_, std::max<std::chrono::nanoseconds>(share, kMinPhaseLimit));
+}
+
+std::string UcxProbeSide::WarmUp(UcxOperation operation, std::size_t message_bytes,
+                                 unsigned* window, std::chrono::nanoseconds limit,
+                                 const std::atomic<bool>* cancel, bool* reached_limit,
+                                 std::string* message) {
   // One window and a flush. The first operations complete the wire-up (tcp connects lazily,
   // RDMA transports exchange QP numbers) and register the buffers, which a steady-state figure
-  // must not include; ucx_perftest warms up likewise.
-  tracker_ = OperationTracker{};
-  const Clock::time_point deadline = Clock::now() + drain_timeout_;
-  for (unsigned index = 0; index < window; ++index) {
-    if (!PostOperation(operation, message_bytes)) break;
+  // must not include; ucx_perftest warms up likewise. The window is posted in doubling batches,
+  // each once the previous completed, so that a rail too slow for the whole window within the
+  // limit has little in flight when the limit ends the warm-up.
+  // Counted from here: a previous warm-up (multirail_capacity's WarmUpOnly) may have left
+  // operations in flight, whose callbacks still count into the tracker.
+  if (tracker_.posted == tracker_.completed) tracker_ = OperationTracker{};
+  const std::uint64_t posted_before = tracker_.posted;
+  *reached_limit = false;
+  const Clock::time_point deadline = Clock::now() + limit;
+  // When the first batch (one operation: the wire-up) completed, and the count then.
+  std::optional<Clock::time_point> wired_up_at;
+  std::uint64_t completed_at_wire_up = 0;
+  unsigned batch = 1;
+  std::string reason;
+  while (tracker_.posted - posted_before < *window) {
+    for (unsigned index = 0; index < batch && tracker_.posted - posted_before < *window; ++index) {
+      if (!PostOperation(operation, message_bytes)) break;
+    }
+    // What was posted drains in the abort that follows.
+    if (!staging_error_.empty()) {
+      *message = staging_error_;
+      return "cuda";
+    }
+    reason = WaitForCompletions(tracker_.posted, deadline, cancel, message);
+    if (!reason.empty() || tracker_.failed > 0) break;
+    if (!wired_up_at) {
+      wired_up_at = Clock::now();
+      completed_at_wire_up = tracker_.completed;
+    }
+    batch *= 2;
   }
-  // What was posted drains in the abort that follows.
-  if (!staging_error_.empty()) {
-    *message = staging_error_;
-    return "cuda";
+  if (reason.empty() && tracker_.failed == 0) reason = FlushEndpoint(deadline, cancel, message);
+  if (reason == "timeout") {
+    // Not an abort: what is in flight completes in the timed phase, which counts it.
+    *reached_limit = true;
+    *window =
+        WindowForSlowRail(*window, wired_up_at, tracker_.completed - completed_at_wire_up, limit);
+    message->clear();
+    reason.clear();
   }
-  std::string reason = WaitForCompletions(tracker_.posted, deadline, cancel, message);
-  if (reason.empty()) reason = FlushEndpoint(deadline, cancel, message);
   if (reason.empty() && tracker_.failed > 0) {
     *message = std::string("warm-up operation failed: ") + ucs_status_string(tracker_.first_error);
     reason = detail::UcxReason(tracker_.first_error);
@@ -166,57 +226,119 @@ std::string UcxProbeSide::KeepWindowFull(UcxOperation operation, std::size_t mes
 
 std::string UcxProbeSide::TimedPhase(UcxOperation operation, std::size_t message_bytes,
                                      unsigned window, std::chrono::nanoseconds duration,
-                                     const std::atomic<bool>* cancel, Clock::time_point* start,
-                                     Clock::time_point* end, std::string* message) {
-  tracker_ = OperationTracker{};
-  *start = Clock::now();
+                                     std::chrono::nanoseconds drain_limit,
+                                     const std::atomic<bool>* cancel, ThroughputOutcome* outcome,
+                                     std::string* message) {
+  // The tracker keeps counting the warm-up's operations still in flight: what completes during
+  // the timed phase is what the rail moved in it.
+  const std::uint64_t completed_before = tracker_.completed;
+  const std::uint64_t failed_before = tracker_.failed;
+  const Clock::time_point start = Clock::now();
   std::string reason =
-      KeepWindowFull(operation, message_bytes, window, *start + duration, cancel, message);
+      KeepWindowFull(operation, message_bytes, window, start + duration, cancel, message);
   if (reason.empty()) {
-    const Clock::time_point drain_deadline = Clock::now() + drain_timeout_;
+    const Clock::time_point drain_deadline = Clock::now() + drain_limit;
     reason = WaitForCompletions(tracker_.posted, drain_deadline, cancel, message);
     // For put, the flush is what says the data reached the remote memory; for get and AM it
     // is cheap and keeps the three measurements alike.
     if (reason.empty()) reason = FlushEndpoint(drain_deadline, cancel, message);
+    if (reason == "timeout") {
+      // The limit ends the measurement, not the run: what completed by now is the result.
+      outcome->note =
+          "the drain reached its limit of " +
+          std::to_string(
+              std::chrono::duration_cast<std::chrono::milliseconds>(drain_limit).count()) +
+          " ms";
+      message->clear();
+      reason.clear();
+    }
   }
-  *end = Clock::now();
-  if (reason.empty() && tracker_.failed > 0) {
-    *message = std::to_string(tracker_.failed) + " operations failed, the first with " +
+  const std::uint64_t completed = tracker_.completed - completed_before;
+  const std::uint64_t failed = tracker_.failed - failed_before;
+  outcome->seconds = SecondsBetween(start, Clock::now());
+  outcome->operations = completed - failed;
+  outcome->bytes = outcome->operations * message_bytes;
+  if (reason.empty() && failed > 0) {
+    *message = std::to_string(failed) + " operations failed, the first with " +
                ucs_status_string(tracker_.first_error);
     reason = detail::UcxReason(tracker_.first_error);
   }
   return reason;
 }
 
+bool UcxProbeSide::CheckThroughputArguments(UcxOperation operation, std::size_t message_bytes,
+                                            unsigned window, ThroughputOutcome* outcome) const {
+  if (!CheckReadyToInitiate(operation != UcxOperation::kAm, message_bytes, &outcome->error_reason,
+                            &outcome->error_message)) {
+    return false;
+  }
+  if (window == 0 || message_bytes == 0) {
+    outcome->error_reason = "invalid_argument";
+    outcome->error_message = "window and message size must be positive";
+    return false;
+  }
+  return true;
+}
+
+void UcxProbeSide::AbortThroughput(UcxOperation operation, const std::string& reason,
+                                   const std::string& message, ThroughputOutcome* outcome) {
+  outcome->error_reason = reason;
+  outcome->error_message = std::string(UcxOperationName(operation)) + ": " + message;
+  const std::string undrained = AbortEndpoint();
+  if (!undrained.empty()) outcome->error_message += " (" + undrained + ")";
+}
+
+ThroughputOutcome UcxProbeSide::WarmUpOnly(UcxOperation operation, std::size_t message_bytes,
+                                           unsigned window, std::chrono::nanoseconds duration,
+                                           const std::atomic<bool>* cancel) {
+  ThroughputOutcome outcome;
+  if (!CheckThroughputArguments(operation, message_bytes, window, &outcome)) return outcome;
+  staging_error_.clear();
+  bool reached_limit = false;
+  std::string message;
+  const std::string reason = WarmUp(operation, message_bytes, &window, PhaseLimit(duration), cancel,
+                                    &reached_limit, &message);
+  if (!reason.empty()) AbortThroughput(operation, reason, message, &outcome);
+  return outcome;
+}
+
 ThroughputOutcome UcxProbeSide::RunThroughput(UcxOperation operation, std::size_t message_bytes,
                                               unsigned window, std::chrono::nanoseconds duration,
                                               const std::atomic<bool>* cancel) {
   ThroughputOutcome outcome;
-  if (!CheckReadyToInitiate(operation != UcxOperation::kAm, message_bytes, &outcome.error_reason,
-                            &outcome.error_message)) {
-    return outcome;
-  }
-  if (window == 0 || message_bytes == 0) {
-    outcome.error_reason = "invalid_argument";
-    outcome.error_message = "window and message size must be positive";
-    return outcome;
-  }
+  if (!CheckThroughputArguments(operation, message_bytes, window, &outcome)) return outcome;
   staging_error_.clear();
+  const std::chrono::nanoseconds limit = PhaseLimit(duration);
+  unsigned timed_window = window;
+  bool warm_up_limited = false;
   std::string message;
-  std::string reason = WarmUp(operation, message_bytes, window, cancel, &message);
-  Clock::time_point start = Clock::now();
-  Clock::time_point end = start;
+  std::string reason =
+      WarmUp(operation, message_bytes, &timed_window, limit, cancel, &warm_up_limited, &message);
   if (reason.empty()) {
-    reason = TimedPhase(operation, message_bytes, window, duration, cancel, &start, &end, &message);
+    reason = TimedPhase(operation, message_bytes, timed_window, duration, limit, cancel, &outcome,
+                        &message);
   }
-  outcome.operations = tracker_.completed - tracker_.failed;
-  outcome.bytes = outcome.operations * message_bytes;
-  outcome.seconds = SecondsBetween(start, end);
+  const std::uint64_t outstanding = tracker_.posted - tracker_.completed;
+  if (reason.empty() && outcome.operations == 0 && outstanding > 0) {
+    // Nothing at all completed in the time: a dead rail or peer, not a slow one.
+    reason = "timeout";
+    message = "no operation completed in the timed phase and its drain; " +
+              std::to_string(outstanding) + " operations outstanding";
+  }
   if (!reason.empty()) {
-    outcome.error_reason = reason;
-    outcome.error_message = std::string(UcxOperationName(operation)) + ": " + message;
+    AbortThroughput(operation, reason, message, &outcome);
+    return outcome;
+  }
+  if (warm_up_limited) {
+    outcome.note = "the warm-up reached its limit: window " + std::to_string(timed_window) +
+                   " instead of " + std::to_string(window) +
+                   (outcome.note.empty() ? "" : "; " + outcome.note);
+  }
+  if (outstanding > 0) {
+    // Cancelled, not failed: the measurement ended at the drain's limit.
     const std::string undrained = AbortEndpoint();
-    if (!undrained.empty()) outcome.error_message += " (" + undrained + ")";
+    outcome.note += (outcome.note.empty() ? "" : "; ") + std::to_string(outstanding) +
+                    " operations cancelled" + (undrained.empty() ? "" : " (" + undrained + ")");
   }
   return outcome;
 }

@@ -54,6 +54,8 @@ void MeasureOneContextThroughput(InitiatorRun& run) {
                  outcome.error_message);
     } else if (outcome.bytes == 0) {
       SetFailure(result, "no_data", "no operation completed");
+    } else {
+      result->error_message = outcome.note;  // a run that succeeded: what limited it by time
     }
   }
   const std::optional<json> report =

@@ -3,6 +3,8 @@
 #include <spdlog/spdlog.h>
 
 #include "probe/worker/wire.h"
+#include "rail/probe/counters.h"
+#include "rail/probe/own_runs.h"
 #include "rail/probe/worker.h"
 
 namespace rail::probe {
@@ -13,7 +15,7 @@ ProbeResult Failed(const ProbeParams& params, const std::string& reason,
   ProbeResult result;
   result.kind = params.kind;
   result.peer = params.peer;
-  for (const auto& rail : params.rails) result.rails.push_back(rail.name);
+  result.rails = RailNames(params.rails);
   result.error_reason = reason;
   result.error_message = message;
   result.finished_at = std::chrono::system_clock::now();
@@ -26,6 +28,9 @@ class RemoteProbe final : public Probe {
   ProbeKind kind() const override { return kind_; }
 
   ProbeResult Run(const ProbeParams& params, const ProbeContext& context) override {
+    // The worker sees only its own runs; this process also runs the TCP kinds, so its registry
+    // is the one that knows every run of the agent.
+    const OwnRuns::Registration own_run(OwnRuns::Process(), RailNames(params.rails));
     const auto timeout = params.timeout + WorkerPolicy{}.call_grace;
     ProbeWorker::Reply reply = worker_.Call({{"type", "run"}, {"params", worker::ToJson(params)}},
                                             timeout, context.cancel, {{"type", "cancel"}});
@@ -33,6 +38,7 @@ class RemoteProbe final : public Probe {
     std::string error;
     auto result = worker::ResultFromJson(reply.message.value("result", nlohmann::json()), &error);
     if (!result) return Failed(params, "protocol", "the probe worker's result: " + error);
+    result->bytes_on_other_rails = OtherRailsTransmitBytes(*result, own_run.OverlappingRails());
     return std::move(*result);
   }
 

@@ -76,6 +76,11 @@ TEST(GoldenTest, Hgx8GpuScrape) {
   ExpectGolden("hgx-8gpu", "hgx-8gpu.prom");
 }
 
+// Soft-RoCE: no PMA, the netdevs' statistics stand in for the ports' byte counters.
+TEST(GoldenTest, RxeDualRailScrape) {
+  ExpectGolden("rxe-dual-rail", "rxe-dual-rail.prom");
+}
+
 TEST(GoldenTest, BondedRoceScrape) {
   ExpectGolden("bonded-roce", "bonded-roce.prom");
 }

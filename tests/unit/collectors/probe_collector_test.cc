@@ -1,5 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <set>
+
 #include "rail/base/build_info.h"
 #include "rail/collectors/collector_set.h"
 #include "rail/probe/result_store.h"
@@ -141,6 +144,43 @@ TEST_F(ProbeCollectorTest, OneAndFourTcpStreamsAreTwoSeries) {
         has_streams = has_streams || label.name == "streams";
       }
       EXPECT_EQ(tcp, has_streams);
+    }
+  }
+}
+
+// Every per-rail family of a series carries the series' labels: two tcp_throughput jobs that differ
+// only in their stream count stay two series in each of them, not one duplicated.
+TEST_F(ProbeCollectorTest, PerRailFamiliesKeepTheStreamsLabel) {
+  auto one = Result(probe::ProbeKind::kTcpThroughput, {"rail0", "rail1"});
+  one.streams = 1;
+  one.counters = {{"rail0", 600, 0, 0.6}, {"rail1", 400, 0, 0.4}};
+  one.per_rail = {{"rail0", 6e8, 600}, {"rail1", 4e8, 400}};
+  auto four = one;
+  four.streams = 4;
+  four.counters = {{"rail0", 900, 0, 0.9}, {"rail1", 100, 0, 0.1}};
+  four.per_rail = {{"rail0", 9e8, 900}, {"rail1", 1e8, 100}};
+  store_.Record(one, minutes(5));
+  store_.Record(four, minutes(5));
+  const auto families = set_->Collect();
+  for (const char* name : {"rail_probe_rail_transmit_bytes", "rail_share_ratio",
+                           "rail_probe_rail_throughput_bytes_per_second"}) {
+    EXPECT_EQ(SampleCount(families, name), 4u) << name;
+  }
+  EXPECT_EQ(
+      Sample(families, "rail_probe_rail_transmit_bytes", {{"rail", "rail0"}, {"streams", "1"}}),
+      600);
+  EXPECT_EQ(
+      Sample(families, "rail_probe_rail_transmit_bytes", {{"rail", "rail0"}, {"streams", "4"}}),
+      900);
+  EXPECT_EQ(Sample(families, "rail_share_ratio", {{"rail", "rail1"}, {"streams", "4"}}), 0.1);
+  // No family holds two samples with the same labels.
+  for (const auto& family : families) {
+    std::set<std::vector<std::pair<std::string, std::string>>> seen;
+    for (const auto& metric : family.metric) {
+      std::vector<std::pair<std::string, std::string>> labels;
+      for (const auto& label : metric.label) labels.emplace_back(label.name, label.value);
+      std::sort(labels.begin(), labels.end());
+      EXPECT_TRUE(seen.insert(labels).second) << "duplicate series in " << family.name;
     }
   }
 }

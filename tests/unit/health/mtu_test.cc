@@ -51,7 +51,27 @@ TEST(PeerMtuTest, ComparesTheSameRailOnBothEnds) {
   EXPECT_TRUE(Find(results, "peer_mtu", "rail0", "b")->ok);
   const auto mismatch = Find(results, "peer_mtu", "rail1", "b");
   EXPECT_FALSE(mismatch->ok);
-  EXPECT_EQ(mismatch->reason, "MTU 9000 on enp1s0f1np1 here, 1500 on the peer's rail rail1");
+  EXPECT_EQ(mismatch->reason,
+            "MTU 9000 on enp1s0f1np1 here, 1500 on the peer's rail rail1; RoCE active_mtu 4096 "
+            "here, 1024 on the peer: RDMA between them runs at 1024");
+}
+
+// RoCE's active_mtu follows the netdev MTU (the largest IB MTU under it less the RoCE headers):
+// 9000 and 4200 both give 4096, so only TCP's frames differ; 4000 gives 2048.
+TEST(PeerMtuTest, RoceActiveMtusOfBothEndsAreNamed) {
+  HostConfig config;
+  config.rails = {DeviceRail("rail0", "rocep1s0f0"), DeviceRail("rail1", "rocep1s0f1")};
+  Host host("spark-dual-rail", config);
+  host.AddResult(probe::ProbeKind::kUcxRtt, {"rail0"}, 0).peer_rail_mtus = {{"rail0", 4200},
+                                                                            {"rail1", 4000}};
+  const auto results = host.Evaluate();
+  EXPECT_THAT(Find(results, "peer_mtu", "rail0", "b")->reason,
+              ::testing::EndsWith("; RoCE active_mtu 4096 on both ends: RDMA is not affected"));
+  const auto rail1 = Find(results, "peer_mtu", "rail1", "b");
+  EXPECT_FALSE(rail1->ok);
+  EXPECT_THAT(rail1->reason,
+              ::testing::EndsWith("; RoCE active_mtu 4096 here, 2048 on the peer: RDMA between "
+                                  "them runs at 2048"));
 }
 
 TEST(PeerMtuTest, PeerThatDoesNotReportMtusHasNoVerdict) {

@@ -45,5 +45,22 @@ TEST(RemediesTest, PcieLinkNamesThePciAddressFromTheTopology) {
   EXPECT_THAT(Remedy(verdict, {Rail0()}), ::testing::StartsWith("lspci -vv -s <pci address> |"));
 }
 
+// ib_write_bw on RoCE needs the RoCE v2 GID's index (-x): perftest's default GID 0 is link-local.
+TEST(RemediesTest, IbWriteBwNamesTheRoceV2GidIndex) {
+  inventory::Rail roce = Rail0();
+  roce.link_layer = "Ethernet";
+  roce.roce_v2_gid_index = 3;
+  const CheckResult slow{"probe_throughput", "rail0", "b", false, "slow"};
+  EXPECT_THAT(Remedy(slow, {roce}),
+              ::testing::StartsWith("ib_write_bw -d mlx5_5 -i 1 -x 3 <peer>"));
+  roce.roce_v2_gid_index.reset();
+  EXPECT_THAT(Remedy(slow, {roce}),
+              ::testing::StartsWith("ib_write_bw -d mlx5_5 -i 1 -x <RoCE v2 GID index> <peer>"));
+  inventory::Rail infiniband = Rail0();
+  infiniband.link_layer = "InfiniBand";
+  EXPECT_THAT(Remedy(slow, {infiniband}),
+              ::testing::StartsWith("ib_write_bw -d mlx5_5 -i 1 <peer>"));
+}
+
 }  // namespace
 }  // namespace rail::health

@@ -49,6 +49,7 @@ TEST(RailsTest, DiscoversEveryActivePortWithNetdevAndIpv4) {
   ASSERT_NE(rail0, nullptr);
   EXPECT_EQ(rail0->netdev, "enp1s0f0np0");
   EXPECT_EQ(rail0->ipv4, "192.168.100.11");
+  EXPECT_EQ(rail0->roce_v2_gid_index, 3u) << "mlx5 lists RoCE v1 and v2 of each address";
   EXPECT_EQ(rail0->link_layer, "Ethernet");
   EXPECT_TRUE(rail0->active);
   EXPECT_EQ(rail0->source, RailSource::kDiscovered);

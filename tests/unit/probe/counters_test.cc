@@ -2,6 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
+#include <string>
+
+#include "rail/probe/own_runs.h"
+#include "rail/sysfs/filesystem.h"
+
 namespace rail::probe {
 namespace {
 
@@ -50,6 +56,63 @@ TEST(CounterDeltasTest, UnreadableCountersAreLeftOut) {
   ASSERT_EQ(deltas.size(), 1u);
   EXPECT_EQ(deltas[0].rail, "rail0");
   EXPECT_DOUBLE_EQ(deltas[0].share, 1.0);
+}
+
+ProbeRail PortRail(const std::string& device, const std::string& netdev) {
+  ProbeRail rail;
+  rail.name = "rail0";
+  rail.rdma_device = device;
+  rail.rdma_port = 1;
+  rail.netdev = netdev;
+  return rail;
+}
+
+// Soft-RoCE has no PMA: its rail's bytes are its netdev's, which carries every rxe packet.
+TEST(RailCounterReaderTest, RxeRailsReadTheirNetdevsStatistics) {
+  const sysfs::RootedFilesystem sys(std::string(RAIL_FIXTURES) + "/rxe-dual-rail/sys");
+  const RailCounterReader reader(sys);
+  const RailCounterSample sample = reader.Read(PortRail("rxe0", "eth0"));
+  EXPECT_TRUE(sample.valid);
+  EXPECT_EQ(sample.transmit_bytes, 88113452u);
+  EXPECT_EQ(sample.receive_bytes, 71345518u);
+}
+
+// A NIC's port reads its PMA data counters (4-byte words); without them its netdev's counters,
+// which leave RDMA traffic out, must not stand in.
+TEST(RailCounterReaderTest, NicsReadTheirPmaCountersOnly) {
+  const std::string spark = std::string(RAIL_FIXTURES) + "/spark-dual-rail/sys";
+  const sysfs::RootedFilesystem sys(spark);
+  const RailCounterReader reader(sys);
+  ProbeRail rail = PortRail("rocep1s0f0", "enp1s0f0np0");
+  std::string words;
+  ASSERT_EQ(sys.ReadFile("class/infiniband/rocep1s0f0/ports/1/counters/port_xmit_data", &words), 0);
+  const RailCounterSample sample = reader.Read(rail);
+  EXPECT_TRUE(sample.valid);
+  EXPECT_EQ(sample.transmit_bytes, std::stoull(words) * 4);
+  rail.rdma_port = 2;  // no such port: no counters, and the netdev's do not count RDMA
+  EXPECT_FALSE(reader.Read(rail).valid);
+}
+
+// Runs overlap when one was registered while the other was: each sees the other's rails, a run
+// that ended before another began is not seen, and a run never lists its own rails.
+TEST(OwnRunsTest, EachRunSeesTheRailsOfRunsThatOverlappedIt) {
+  OwnRuns runs;
+  auto first = std::make_unique<OwnRuns::Registration>(runs, std::vector<std::string>{"rail0"});
+  { const OwnRuns::Registration gone(runs, {"rail2"}); }
+  EXPECT_EQ(first->OverlappingRails(), (std::set<std::string>{"rail2"}));
+  const OwnRuns::Registration second(runs, {"rail1"});
+  first.reset();
+  const OwnRuns::Registration third(runs, {"rail3"});
+  EXPECT_EQ(second.OverlappingRails(), (std::set<std::string>{"rail0", "rail3"}));
+  EXPECT_EQ(third.OverlappingRails(), (std::set<std::string>{"rail1"}));
+}
+
+TEST(OtherRailsTransmitBytesTest, SumsUnprobedRailsButOurs) {
+  ProbeResult result;
+  result.rails = {"rail0"};
+  result.counters = {{"rail0", 5000, 0, 1}, {"rail1", 300, 0, 0}, {"rail2", 40, 0, 0}};
+  EXPECT_EQ(OtherRailsTransmitBytes(result, {}), 340u);
+  EXPECT_EQ(OtherRailsTransmitBytes(result, {"rail1"}), 40u);
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "rail/peer/session_messages.h"
 #include "rail/probe/handler_factory.h"
 #include "rail/probe/in_process.h"
+#include "rail/probe/own_runs.h"
 #include "rail/probe/probe.h"
 #include "rail/probe/tcp.h"
 #include "rail/sysfs/filesystem.h"
@@ -305,6 +306,31 @@ TEST_F(TcpProbeTest, CountersOfOtherRailsAreReportedPerRail) {
   EXPECT_EQ(result.counters[2].transmit_bytes, 1000u);
   EXPECT_EQ(result.counters[2].share, 0.0);
   EXPECT_EQ(result.bytes_on_other_rails, 1010u);
+}
+
+// Another run of this agent on slave1 (a latency probe, say) overlaps the run on r0: slave1's
+// bytes are this agent's own, not traffic the run on r0 should be told of; slave0's still count.
+TEST_F(TcpProbeTest, OtherRailsBytesLeaveOutThisAgentsConcurrentRuns) {
+  const CountingFilesystem fake_sys;
+  const RailCounterReader fake_reader(fake_sys);
+  context_.counters = &fake_reader;
+  ProbeRail slave0 = LoopbackRail("slave0");
+  slave0.netdev = "slave0";
+  ProbeRail slave1 = LoopbackRail("slave1");
+  slave1.netdev = "slave1";
+  context_.all_rails = {LoopbackRail("r0"), slave0, slave1};
+  ProbeParams params = Params(ProbeKind::kTcpRtt);
+  params.duration = 100ms;
+  ProbeResult result;
+  {
+    const OwnRuns::Registration concurrent(OwnRuns::Process(), {"slave1"});
+    result = MakeProbe(ProbeKind::kTcpRtt)->Run(params, context_);
+  }
+  ASSERT_TRUE(result.success) << result.error_message;
+  ASSERT_EQ(result.counters.size(), 3u);
+  EXPECT_EQ(result.counters[2].rail, "slave1");
+  EXPECT_EQ(result.counters[2].transmit_bytes, 1000u) << "its counters are still reported";
+  EXPECT_EQ(result.bytes_on_other_rails, 10u) << "only slave0's bytes are not ours";
 }
 
 TEST(ProbeFactory, MapsTcpKindsOntoLocalRails) {

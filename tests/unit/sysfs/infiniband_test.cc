@@ -320,6 +320,50 @@ TEST(ReadInfiniband, CountersExtIsA64BitCopyNextToPeggedClassicCounters) {
   EXPECT_EQ(port.counters_ext.at("port_xmit_data_64").width_bits, 64u);
 }
 
+// Soft-RoCE (rdma_rxe): a virtual device without PMA counters, whose GIDs are RoCE v2 only.
+TEST(ReadInfiniband, RxeIsAVirtualDeviceWithoutPma) {
+  RootedFilesystem fs(kFixtures + "/rxe-dual-rail/sys");
+  ReadErrors errors;
+  const auto devices = ReadAll(fs, errors);
+  EXPECT_TRUE(errors.problems().empty()) << Describe(errors);
+  ASSERT_EQ(devices.size(), 2u);
+  const InfinibandDevice& rxe0 = Device(devices, "rxe0");
+  EXPECT_TRUE(rxe0.virtual_device);
+  EXPECT_TRUE(rxe0.netdevs.empty());
+  const InfinibandPort& port = rxe0.ports.at(0);
+  EXPECT_TRUE(port.counters.empty());
+  EXPECT_TRUE(port.counters_ext.empty());
+  EXPECT_EQ(port.hw_counters.at("sent_pkts"), 61877u);
+  ASSERT_EQ(port.gids.size(), 2u);
+  EXPECT_EQ(port.gids[1].index, 1u);
+  EXPECT_EQ(port.gids[1].gid.Ipv4(), "10.200.0.1");
+  EXPECT_EQ(rxe0.parent, "eth0");
+  // Read with the counters: the parent netdev's statistics stand in for the PMA's.
+  EXPECT_EQ(port.netdev_statistics.at("tx_bytes"), 88113452u);
+  EXPECT_EQ(port.netdev_statistics.at("rx_packets"), 52410u);
+  EXPECT_EQ(PortDataCounterSource(rxe0, port), DataCounterSource::kNetdevStatistics);
+  EXPECT_STREQ(DataCounterSourceName(PortDataCounterSource(rxe0, port)), "netdev_statistics");
+}
+
+// The PMA's counters/ first, its counters_ext/ copy where the classic counter is narrow; a NIC
+// without either has no source (its netdev does not see RDMA traffic).
+TEST(ReadInfiniband, DataCounterSourceOfNics) {
+  ReadErrors errors;
+  RootedFilesystem spark(kSpark);
+  const auto spark_devices = ReadAll(spark, errors);
+  const InfinibandDevice& cx7 = Device(spark_devices, "rocep1s0f0");
+  EXPECT_FALSE(cx7.virtual_device);
+  EXPECT_EQ(PortDataCounterSource(cx7, cx7.ports.at(0)), DataCounterSource::kCounters);
+  RootedFilesystem quirks(kQuirks);
+  const auto quirk_devices = ReadAll(quirks, errors);
+  const InfinibandDevice& qib1 = Device(quirk_devices, "qib1");
+  EXPECT_EQ(PortDataCounterSource(qib1, qib1.ports.at(0)), DataCounterSource::kCountersExt);
+  InfinibandPort without_pma = cx7.ports.at(0);
+  without_pma.counters.clear();
+  EXPECT_EQ(PortDataCounterSource(cx7, without_pma), DataCounterSource::kNone);
+  EXPECT_STREQ(DataCounterSourceName(DataCounterSource::kNone), "none");
+}
+
 TEST(ReadInfiniband, BondedRoceGidsPointAtTheBond) {
   RootedFilesystem fs(kBonded);
   ReadErrors errors;

@@ -91,6 +91,12 @@ TEST(ParsePortRate, KernelSpellings) {
     ASSERT_TRUE(rate) << c.text;
     EXPECT_DOUBLE_EQ(rate->gigabits_per_second, c.gigabits) << c.text;
     EXPECT_EQ(rate->width_and_speed, c.width) << c.text;
+    // The lanes and the rate class apart: rail_port_info's width and speed labels.
+    const std::string width_and_speed = c.width;
+    const std::size_t gap = width_and_speed.find(' ');
+    EXPECT_EQ(rate->width, width_and_speed.substr(0, gap)) << c.text;
+    EXPECT_EQ(rate->speed, gap == std::string::npos ? "" : width_and_speed.substr(gap + 1))
+        << c.text;
     EXPECT_DOUBLE_EQ(rate->BytesPerSecond(), c.bytes_per_second) << c.text;
   }
 }
