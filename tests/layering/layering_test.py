@@ -3,7 +3,7 @@
 
 Layers come in one order; a layer may use (include, link) only itself and the layers before it:
 
-  base -> sysfs -> inventory -> gpu -> peer -> fleet -> schedule -> probe -> health
+  base -> sysfs -> nic -> inventory -> gpu -> peer -> fleet -> schedule -> probe -> health
        -> collectors -> web -> agent -> main
 
 Checked for every file under src/<layer>/ and include/rail/<layer>/, src/main.cc and
@@ -30,7 +30,7 @@ import sys
 import tempfile
 import unittest
 
-LAYERS = ["base", "sysfs", "inventory", "gpu", "peer", "fleet", "schedule", "probe", "health",
+LAYERS = ["base", "sysfs", "nic", "inventory", "gpu", "peer", "fleet", "schedule", "probe", "health",
           "collectors", "web", "agent"]
 MAIN = "main"
 
