@@ -77,6 +77,27 @@ const std::map<std::string, std::string>& Templates() {
       {"gpu_memory_throughput",
        "modprobe nvidia_peermem; ucx_info -d | grep -i cuda; export "
        "UCX_TLS=rc,cuda_copy,cuda_ipc,sm,self UCX_NET_DEVICES={device}:{port}"},
+      {"pfc_storm",
+       "ethtool -S {netdev} | grep -E 'pause_storm|out_of_buffer|pci_stalled'; find what stalls "
+       "this host's receive path (a hung consumer, the driver, PCIe)"},
+      {"pfc_pause",
+       "ethtool -S {netdev} | grep -E 'prio[0-7]_pause'; dcb pfc show dev {netdev}; rx pause: "
+       "find the congested receiver downstream; tx pause: see what keeps this host from draining"},
+      {"roce_congestion_control",
+       "grep . /sys/class/infiniband/{device}/ports/{port}/hw_counters/{{rp_cnp_ignored,np_*}}; "
+       "enable DCQCN for the RoCE priority on both sides (ecn/roce_rp and ecn/roce_np)"},
+      {"roce_drops",
+       "ethtool -S {netdev} | grep -E 'discard|out_of_buffer'; dcb pfc show dev {netdev} (PFC "
+       "on the RoCE priority on every hop)"},
+      {"link_flaps",
+       "ethtool -S {netdev} | grep link_down; ethtool -m {netdev}; reseat or replace the cable "
+       "or transceiver; check the switch port's log"},
+      {"link_errors",
+       "ethtool -S {netdev} | grep -E 'symbol_err|corrected_bits|err_lane'; ethtool -m {netdev}; "
+       "clean or replace the cable or transceiver"},
+      {"nic_temperature",
+       "grep . /sys/class/hwmon/*/temp*_{{input,crit,label}}; ethtool -m {netdev}; check the "
+       "airflow over the NIC"},
   };
   return kTemplates;
 }
@@ -98,6 +119,13 @@ const std::map<std::string, std::string>& Summaries() {
       {"gpu_nic_affinity", "GPUs and RDMA devices sit close on the PCIe tree"},
       {"gpu_direct", "GPU memory can reach the rails without host staging"},
       {"gpu_memory_throughput", "GPU-memory transfers get near host-memory throughput"},
+      {"pfc_storm", "no pause storm error within the window"},
+      {"pfc_pause", "PFC pause held the rail for less than the threshold of the window"},
+      {"roce_congestion_control", "both DCQCN ends (reaction and notification point) respond"},
+      {"roce_drops", "no RoCE packet was lost within the window"},
+      {"link_flaps", "the link stayed up within the window"},
+      {"link_errors", "no uncorrected error and few corrected bits within the window"},
+      {"nic_temperature", "the NIC's sensors are well below their critical temperature"},
   };
   return kSummaries;
 }
@@ -134,7 +162,14 @@ const std::vector<std::string>& CheckTokens() {
                                                    "pcie_link",
                                                    "gpu_nic_affinity",
                                                    "gpu_direct",
-                                                   "gpu_memory_throughput"};
+                                                   "gpu_memory_throughput",
+                                                   "pfc_storm",
+                                                   "pfc_pause",
+                                                   "roce_congestion_control",
+                                                   "roce_drops",
+                                                   "link_flaps",
+                                                   "link_errors",
+                                                   "nic_temperature"};
   return kTokens;
 }
 
