@@ -230,6 +230,7 @@ int RunProbe(CommandLine& cl) {
 int RunDoctor(CommandLine& cl) {
   CopyAgentFlags(cl, cl.doctor);
   cl.doctor.procfs_root = cl.options.procfs_root;
+  cl.doctor.ethtool_root = cl.options.ethtool_root;
   cl.doctor.cuda_library = cl.options.cuda_library;
   if (!ConfigureLogging(cl)) return 2;
   return rail::agent::RunDoctor(cl.doctor, std::cout, std::cerr);

@@ -215,8 +215,7 @@ double Fraction(const YAML::Node& node, const std::string& source, const std::st
 }
 
 // The thresholds of the checks judged on the NIC's counters and temperatures.
-void ParseFabricHealth(const YAML::Node& node, const std::string& source,
-                       health::Thresholds& out) {
+void ParseFabricHealth(const YAML::Node& node, const std::string& source, health::Thresholds& out) {
   if (node["fabric_window"]) {
     out.fabric_window = DurationValue(node["fabric_window"], source, "health.fabric_window");
   }
@@ -239,9 +238,8 @@ void ParseHealth(const YAML::Node& node, const std::string& source, health::Thre
   RejectUnknownKeys(
       node,
       {"probe_throughput_min_line_rate_fraction", "probe_throughput_min_sibling_fraction",
-       "multirail_max_rail_share", "gpu_nic_max_path", "gpu_memory_min_host_ratio",
-       "fabric_window", "pfc_pause_max_fraction", "link_max_corrected_bit_ratio",
-       "nic_temperature_margin_celsius"},
+       "multirail_max_rail_share", "gpu_nic_max_path", "gpu_memory_min_host_ratio", "fabric_window",
+       "pfc_pause_max_fraction", "link_max_corrected_bit_ratio", "nic_temperature_margin_celsius"},
       source, "health.");
   ParseFabricHealth(node, source, out);
   if (node["probe_throughput_min_line_rate_fraction"]) {

@@ -67,11 +67,14 @@ constexpr FamilySpec kFamilies[] = {
 // do the two receive-discard stages.
 const FamilySpec* SpecOf(FabricCounter counter) {
   switch (counter) {
-    case FabricCounter::kCongestionDiscards: counter = FabricCounter::kBufferDiscards; break;
+    case FabricCounter::kCongestionDiscards:
+      counter = FabricCounter::kBufferDiscards;
+      break;
     case FabricCounter::kReceiveQueueOutOfBuffer:
       counter = FabricCounter::kPortReceiveDiscards;
       break;
-    default: break;
+    default:
+      break;
   }
   for (const auto& spec : kFamilies) {
     if (spec.counter == counter) return &spec;
@@ -172,6 +175,8 @@ class EthtoolCollector final : public Collector {
 
 }  // namespace
 
-std::unique_ptr<Collector> MakeEthtoolCollector() { return std::make_unique<EthtoolCollector>(); }
+std::unique_ptr<Collector> MakeEthtoolCollector() {
+  return std::make_unique<EthtoolCollector>();
+}
 
 }  // namespace rail::collectors

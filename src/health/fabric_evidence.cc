@@ -42,8 +42,7 @@ void ObserveFabric(const HealthInputs& inputs, base::TimePoint now, CounterHisto
   for (const auto& rail : Rails(inputs)) {
     if (const auto* netdev = FindNetDevice(inputs, rail.netdev);
         netdev != nullptr && netdev->carrier_down_count) {
-      history.Observe(CarrierKey(rail.name, rail.netdev), now, *netdev->carrier_down_count,
-                      window);
+      history.Observe(CarrierKey(rail.name, rail.netdev), now, *netdev->carrier_down_count, window);
     }
     const auto* port = FindPort(inputs, rail);
     if (port == nullptr) continue;

@@ -27,8 +27,8 @@ void CheckLinkErrors(const HealthInputs& inputs, std::vector<CheckResult>& out) 
       const nic::FabricSample* uncorrected = nullptr;
       const nic::FabricSample* corrected = nullptr;
       const nic::FabricSample* bits = nullptr;
-      const auto lost =
-          RiseOf(inputs, rail.name, *reading, nic::FabricCounter::kPostFecSymbolErrors, &uncorrected);
+      const auto lost = RiseOf(inputs, rail.name, *reading,
+                               nic::FabricCounter::kPostFecSymbolErrors, &uncorrected);
       const auto fixed =
           RiseOf(inputs, rail.name, *reading, nic::FabricCounter::kFecCorrectedBits, &corrected);
       const auto received =

@@ -14,8 +14,8 @@ void CheckPfcStorms(const HealthInputs& inputs, std::vector<CheckResult>& out) {
     std::vector<std::string> storms;
     for (const auto* reading : RailReadings(inputs, rail.name)) {
       const auto* errors = nic::FindSample(*reading, nic::FabricCounter::kPauseStormErrors);
-      const auto error_rise = errors ? SampleDelta(inputs, rail.name, *reading, *errors)
-                                     : std::nullopt;
+      const auto error_rise =
+          errors ? SampleDelta(inputs, rail.name, *reading, *errors) : std::nullopt;
       if (!error_rise) continue;
       judged = true;
       if (error_rise->increase <= 0) continue;

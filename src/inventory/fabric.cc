@@ -28,7 +28,9 @@ std::vector<std::string> FabricNetdevs(const Rail& rail, const std::vector<sysfs
 
 // Errors that mean "nothing to read" rather than a failure: no such netdev (a deleted rail), no
 // statistics from this driver, no dump recorded.
-bool NothingToRead(int error) { return error == ENODEV || error == EOPNOTSUPP || error == ENOENT; }
+bool NothingToRead(int error) {
+  return error == ENODEV || error == EOPNOTSUPP || error == ENOENT;
+}
 
 }  // namespace
 
@@ -51,8 +53,10 @@ const std::vector<RailFabric>& Snapshot::Fabric() {
       }
       RailFabric fabric{rail.name, {}};
       fabric.reading.netdev = netdev;
-      fabric.reading.driver =
-          sysfs::NetDeviceDriver(*sources_.sys, netdev).value_or(source.Driver(netdev).value_or(""));
+      // The driver's link in sysfs costs no ioctl; virtual netdevs (veth) have none.
+      auto driver = sysfs::NetDeviceDriver(*sources_.sys, netdev);
+      if (!driver) driver = source.Driver(netdev);
+      fabric.reading.driver = driver.value_or("");
       fabric.reading.statistics = statistics.names.size();
       fabric.reading.known_driver = nic::IsKnownDriver(fabric.reading.driver);
       fabric.reading.samples = nic::MapFabricCounters(fabric.reading.driver, statistics);

@@ -11,8 +11,8 @@
 #include <tuple>
 #include <vector>
 
-#include "rail/inventory/pcie_topology.h"
 #include "rail/health/counter_history.h"
+#include "rail/inventory/pcie_topology.h"
 #include "rail/inventory/rails.h"
 #include "rail/inventory/snapshot.h"
 #include "rail/probe/result_store.h"

@@ -20,9 +20,9 @@ struct HwmonTemperature {
 };
 
 struct HwmonDevice {
-  std::string name;                       // class/hwmon/<name> ("hwmon3")
-  std::optional<std::string> chip;        // name ("mlx5")
-  std::string pci_address;                // where device resolves ("0000:01:00.0")
+  std::string name;                            // class/hwmon/<name> ("hwmon3")
+  std::optional<std::string> chip;             // name ("mlx5")
+  std::string pci_address;                     // where device resolves ("0000:01:00.0")
   std::vector<HwmonTemperature> temperatures;  // by sensor number
 };
 

@@ -21,9 +21,7 @@ struct NetDevice {
   std::optional<std::int64_t> speed_mbps;           // speed, Mbit/s (-1 or EINVAL when unknown)
   std::optional<std::string> address;               // address (MAC)
   std::optional<std::uint64_t> type;                // type (ARPHRD_*: 1 Ethernet, 32 InfiniBand)
-  // Link flaps as the kernel saw the carrier: an administrator's down/up and a driver
-  // reconfiguration count too, not only the physical link.
-  std::optional<std::uint64_t> carrier_changes;     // carrier_changes
+  std::optional<std::uint64_t> carrier_changes;     // carrier_changes (admin down/up count too)
   std::optional<std::uint64_t> carrier_up_count;    // carrier_up_count
   std::optional<std::uint64_t> carrier_down_count;  // carrier_down_count
   std::map<std::string, std::uint64_t> statistics;  // statistics/<file>, every file

@@ -174,11 +174,12 @@ TEST(PfcStormTest, ScrapesSparserThanTheWindowJudgeTheTimeSinceThePreviousOne) {
 
 TEST(PfcPauseTest, TransmitterHeldOnTheRocePriorityFails) {
   FabricHost host;
-  host.Scrape("pfc_pause", {{"rx_prio3_pause_duration", 1000000000}, {"tx_prio3_pause_duration", 5}});
+  host.Scrape("pfc_pause",
+              {{"rx_prio3_pause_duration", 1000000000}, {"tx_prio3_pause_duration", 5}});
   host.Advance(60s);
   // 24 s of received pause in 60 s: 40%.
-  const auto verdicts =
-      host.Scrape("pfc_pause", {{"rx_prio3_pause_duration", 1024000000}, {"tx_prio3_pause_duration", 5}});
+  const auto verdicts = host.Scrape(
+      "pfc_pause", {{"rx_prio3_pause_duration", 1024000000}, {"tx_prio3_pause_duration", 5}});
   ASSERT_EQ(verdicts.size(), 1u);
   EXPECT_FALSE(verdicts[0].ok);
   EXPECT_NE(verdicts[0].reason.find("transmitter paused by its switch 40% of the last 1m on "
@@ -210,7 +211,8 @@ TEST(PfcPauseTest, PfcMovedToAnotherPriorityStartsThatPriorityAfresh) {
 
 TEST(RoceDropsTest, DiscardsOnTheLosslessPriorityFailOthersDoNot) {
   FabricHost host;
-  Counters counters = {{"rx_prio3_pause", 1}, {"rx_prio3_buf_discard", 7}, {"rx_prio0_buf_discard", 9}};
+  Counters counters = {
+      {"rx_prio3_pause", 1}, {"rx_prio3_buf_discard", 7}, {"rx_prio0_buf_discard", 9}};
   host.Scrape("roce_drops", counters);
   host.Advance(60s);
   counters["rx_prio0_buf_discard"] = 90;
@@ -234,6 +236,7 @@ TEST(RoceDropsTest, OutOfSequenceRisingFails) {
 
 TEST(RoceCongestionControlTest, ReactionPointOffAndNotificationPointOff) {
   FabricHost host;
+  host.thresholds.fabric_window = 60s;  // each step judged on its own minute
   Counters hw = {{"rp_cnp_ignored", 0}, {"np_ecn_marked_roce_packets", 100}, {"np_cnp_sent", 50}};
   host.Scrape("roce_congestion_control", {}, hw);
   host.Advance(60s);
@@ -272,6 +275,7 @@ TEST(LinkFlapsTest, CarrierDownCountWithoutNicCounters) {
 
 TEST(LinkErrorsTest, PostFecErrorsAndCorrectedBitRatio) {
   FabricHost host;
+  host.thresholds.fabric_window = 60s;  // each step judged on its own minute
   Counters counters = {{"rx_pcs_symbol_err_phy", 0},
                        {"rx_corrected_bits_phy", 1000},
                        {"rx_bits_phy", 1000000000000}};
