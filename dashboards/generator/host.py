@@ -117,8 +117,9 @@ def fabric_panels():
                             % INST), "{{instance}} {{rail}} carrier down"),
                 ("rate(rail_nic_post_fec_symbol_errors_total{%s}[$__rate_interval])" % SEL,
                  "{{instance}} {{rail}} post-FEC errors"),
-                ("rate(rail_nic_fec_corrected_bits_total{%s}[$__rate_interval]) / "
-                 "rate(rail_nic_received_bits_total{%s}[$__rate_interval])" % (SEL, SEL),
+                ("rate(rail_nic_fec_corrected_bit_errors_total{%s}[$__rate_interval]) / (8 * "
+                 "rate(rail_nic_physical_receive_bytes_total{%s}[$__rate_interval]))"
+                 % (SEL, SEL),
                  "{{instance}} {{rail}} corrected-bit ratio")),
         "short", minimum=0)
     verdicts = state_timeline(

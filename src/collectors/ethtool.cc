@@ -56,11 +56,14 @@ constexpr FamilySpec kFamilies[] = {
      "bnxt_en link_down_events): unlike carrier changes, no administrative down/up."},
     {FabricCounter::kPostFecSymbolErrors, "rail_nic_post_fec_symbol_errors_total",
      "Symbol errors FEC did not correct (mlx5 rx_pcs_symbol_err_phy, bnxt_en rx_pcs_symbol_err)."},
-    {FabricCounter::kFecCorrectedBits, "rail_nic_fec_corrected_bits_total",
-     "Bits FEC corrected (mlx5 rx_corrected_bits_phy, bnxt_en rx_corrected_bits); divided by "
-     "the rate of rail_nic_received_bits_total, the corrected-bit ratio."},
-    {FabricCounter::kReceivedBits, "rail_nic_received_bits_total",
-     "Bits received at the physical layer (mlx5 rx_bits_phy, bnxt_en rx_bits)."},
+    {FabricCounter::kFecCorrectedBits, "rail_nic_fec_corrected_bit_errors_total",
+     "Bit errors FEC corrected (mlx5 rx_corrected_bits_phy, bnxt_en rx_corrected_bits); their "
+     "rate over 8 times the rate of rail_nic_physical_receive_bytes_total is the corrected-bit "
+     "ratio."},
+    {FabricCounter::kReceivedBits, "rail_nic_physical_receive_bytes_total",
+     "Everything received at the physical layer, in bytes (mlx5 rx_bits_phy, bnxt_en rx_bits: "
+     "bits in the driver).",
+     true, 1.0 / 8},
 };
 
 // The storm events share one family, by severity; the two discard causes share another, and so
