@@ -133,8 +133,8 @@ void NicFabric(inventory::Snapshot& snapshot, std::vector<Finding>& out) {
     }
     out.push_back(Info("ethtool", rail.name,
                        statistics.empty() ? "no ethtool statistics for " + rail.netdev +
-                                                " (not in this network namespace, or its driver "
-                                                "lists none)"
+                                                " (no such netdev here, no recorded dump, or "
+                                                "its driver lists none)"
                                           : statistics + "; the agent judges them over its window",
                        "ethtool -S " + rail.netdev));
     const auto& temperatures = snapshot.NicTemperatures();
@@ -143,7 +143,7 @@ void NicFabric(inventory::Snapshot& snapshot, std::vector<Finding>& out) {
     if (measured) continue;
     out.push_back(Info("nic_temperature", rail.name,
                        "no temperature: no hwmon device belongs to this rail's NIC (mlx5 registers "
-                       "one only on kernels newer than Debian 12's 6.1; this one is " +
+                       "one only on kernels newer than Debian 12's 6.1; kernel release: " +
                            release + ")",
                        "sysfs class/hwmon/*/device; ethtool -m " + rail.netdev +
                            " for the transceiver's own temperature"));
