@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "rail/collectors/collector_set.h"
 #include "rail/nic/ethtool.h"
@@ -38,14 +39,15 @@ class InMemoryStatistics final : public rail::nic::StatisticsSource {
   std::string driver_;
 };
 
-void Scrape(benchmark::State& state, const rail::nic::StatisticsSource& statistics) {
+void Scrape(benchmark::State& state, const rail::nic::StatisticsSource& statistics,
+            const std::vector<std::string>& collectors = {"ethtool"}) {
   const rail::sysfs::RootedFilesystem sys(kTree + "/sys");
   const rail::sysfs::RootedFilesystem proc(kTree + "/proc");
   rail::collectors::Sources sources;
   sources.inventory.sys = &sys;
   sources.inventory.proc = &proc;
   sources.inventory.nic_statistics = &statistics;
-  const rail::collectors::CollectorSet set(sources, {"ethtool"});
+  const rail::collectors::CollectorSet set(sources, collectors);
   std::size_t samples = 0;
   for (auto _ : state) {
     const auto families = set.Collect();
@@ -72,6 +74,15 @@ void BM_EthtoolCollectorMlx5InMemory(benchmark::State& state) {
   Scrape(state, statistics);
 }
 BENCHMARK(BM_EthtoolCollectorMlx5InMemory)->Unit(benchmark::kMicrosecond);
+
+// What any scrape of the tree pays before the collector: the rails (the RDMA devices' files) and
+// the scrape's own metadata; the `rails` collector alone, to subtract from the two above.
+void BM_RailsCollectorBaseline(benchmark::State& state) {
+  const rail::sysfs::RootedFilesystem dumps(kTree + "/ethtool");
+  const rail::nic::DumpStatisticsSource statistics(dumps);
+  Scrape(state, statistics, {"rails"});
+}
+BENCHMARK(BM_RailsCollectorBaseline)->Unit(benchmark::kMicrosecond);
 
 void BM_KernelStatisticsRead(benchmark::State& state) {
   const char* netdev = std::getenv("RAIL_BENCH_NETDEV");
