@@ -82,6 +82,10 @@ TEST(GoldenTest, Hgx8GpuScrape) {
   ExpectGolden("hgx-8gpu", "hgx-8gpu.prom");
 }
 
+TEST(GoldenTest, BnxtRoceScrape) {
+  ExpectGolden("bnxt-roce", "bnxt-roce.prom");
+}
+
 TEST(GoldenTest, BondedRoceScrape) {
   ExpectGolden("bonded-roce", "bonded-roce.prom");
 }
