@@ -70,6 +70,9 @@ void AddAgentFlags(CLI::App& app, CommandLine& cl) {
       ->check(CLI::PositiveNumber);
   app.add_option("--path.sysfs", cl.options.sysfs_root, "sysfs mountpoint (or a fixture tree)");
   app.add_option("--path.procfs", cl.options.procfs_root, "procfs mountpoint (or a fixture tree)");
+  app.add_option("--path.ethtool", cl.options.ethtool_root,
+                 "Recorded `ethtool -S` dumps (<netdev>, <netdev>.info) to read instead of asking "
+                 "the kernel (a fixture tree's ethtool/)");
   app.add_option("--config.file", cl.config_file, "YAML configuration file (rails)");
   app.add_option("--collector.infiniband.device-include", cl.options.device_include,
                  "Regex of RDMA devices to read (others are not read at all)");
@@ -235,6 +238,7 @@ int RunProbe(CommandLine& cl) {
 int RunDoctor(CommandLine& cl) {
   CopyAgentFlags(cl, cl.doctor);
   cl.doctor.procfs_root = cl.options.procfs_root;
+  cl.doctor.ethtool_root = cl.options.ethtool_root;
   cl.doctor.cuda_library = cl.options.cuda_library;
   if (!ConfigureLogging(cl)) return 2;
   return rail::agent::RunDoctor(cl.doctor, std::cout, std::cerr);

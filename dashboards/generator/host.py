@@ -1,12 +1,15 @@
-"""Host overview: the rail table, failing checks, agent, devices and GIDs."""
+"""Host overview: the rail table, failing checks, agent, devices and GIDs, the GPU memory path
+and the fabric as the NICs count it."""
 
 from generator.panels import (
-    INST, NETDEV_ONLY_RAILS, OK_FAIL, RAILS_BY_PORT, SEL, UP_DOWN, dashboard,
+    INST, NETDEV_ONLY_RAILS, OK_FAIL, RAILS_BY_PORT, SEL, UP_DOWN, dashboard, hw_rate,
     merged_table_transformations, override, per_netdev, row, stat, state_timeline, table,
     targets, thresholds, timeseries, value_map,
 )
 
 GPU_CHECKS = "pcie_link|gpu_nic_affinity|gpu_direct|gpu_memory_throughput"
+FABRIC_CHECKS = ("pfc_storm|pfc_pause|roce_congestion_control|roce_drops|link_flaps|link_errors|"
+                 "nic_temperature")
 
 
 def gpu_path_panels():
@@ -63,6 +66,76 @@ def gpu_path_panels():
         (row("GPU memory path"), 24, 1),
         (paths, 12, 8), (degraded, 12, 8),
         (verdicts, 12, 8), (ratio, 12, 8),
+    ]
+
+
+def fabric_panels():
+    """What the rails' NICs count about the fabric (the ethtool collector): pause share per
+    priority and direction, storms and drops, CNP and ECN rates, flaps and FEC, and the fabric
+    checks."""
+    pause = timeseries(
+        "PFC pause share per priority and direction",
+        "Share of time each rail was paused (rx: its switch held its transmitter, congestion "
+        "downstream) or paused its switch (tx: this host could not absorb), from "
+        "rail_nic_pfc_pause_seconds_total. The pfc_pause check fails above "
+        "health.pfc_pause_max_fraction (0.1 by default).",
+        targets(("rate(rail_nic_pfc_pause_seconds_total{%s}[$__rate_interval])" % SEL,
+                 "{{instance}} {{rail}} {{netdev}} {{direction}} prio {{priority}}")),
+        "percentunit", minimum=0, threshold=0.1)
+    drops = timeseries(
+        "Pause storms and drops",
+        "Pause-storm events (rail_nic_pause_storm_events_total), per-priority buffer and "
+        "congestion discards (rail_nic_priority_discards_total) and receive discards "
+        "(rail_nic_receive_discards_total), per second.",
+        targets(("rate(rail_nic_pause_storm_events_total{%s}[$__rate_interval])" % SEL,
+                 "{{instance}} {{rail}} storm {{severity}}"),
+                ("rate(rail_nic_priority_discards_total{%s}[$__rate_interval])" % SEL,
+                 "{{instance}} {{rail}} prio {{priority}} {{cause}} discards"),
+                ("rate(rail_nic_receive_discards_total{%s}[$__rate_interval])" % SEL,
+                 "{{instance}} {{rail}} {{stage}} discards")),
+        "pps", minimum=0)
+    congestion = timeseries(
+        "CNP and ECN rates",
+        "DCQCN at work: CNPs sent (np_cnp_sent), handled and ignored by the reaction point "
+        "(rp_cnp_handled, rp_cnp_ignored) and ECN-marked RoCE packets received "
+        "(np_ecn_marked_roce_packets) from the ports' hw_counters, and the packets the NIC "
+        "marked itself (rail_nic_ecn_marked_packets_total).",
+        targets((hw_rate("np_cnp_sent|rp_cnp_handled|rp_cnp_ignored|np_ecn_marked_roce_packets"),
+                 "{{instance}} {{rail}} {{counter}}"),
+                ("rate(rail_nic_ecn_marked_packets_total{%s}[$__rate_interval])" % SEL,
+                 "{{instance}} {{rail}} prio {{priority}} marked by the NIC")),
+        "pps", minimum=0)
+    link = timeseries(
+        "Link flaps and FEC",
+        "Link-down events the NIC counts (rail_nic_link_down_events_total), carrier changes to "
+        "down (rail_netdev_carrier_down_changes_total), errors FEC did not correct "
+        "(rail_nic_post_fec_symbol_errors_total), per second; and the corrected-bit ratio, "
+        "FEC-corrected bits per received bit (link_errors fails above 1e-6 by default).",
+        targets(("rate(rail_nic_link_down_events_total{%s}[$__rate_interval])" % SEL,
+                 "{{instance}} {{rail}} link down"),
+                (per_netdev("rate(rail_netdev_carrier_down_changes_total{%s}[$__rate_interval])"
+                            % INST), "{{instance}} {{rail}} carrier down"),
+                ("rate(rail_nic_post_fec_symbol_errors_total{%s}[$__rate_interval])" % SEL,
+                 "{{instance}} {{rail}} post-FEC errors"),
+                ("rate(rail_nic_fec_corrected_bit_errors_total{%s}[$__rate_interval]) / (8 * "
+                 "rate(rail_nic_physical_receive_bytes_total{%s}[$__rate_interval]))"
+                 % (SEL, SEL),
+                 "{{instance}} {{rail}} corrected-bit ratio")),
+        "short", minimum=0)
+    verdicts = state_timeline(
+        "Fabric checks",
+        "pfc_storm, pfc_pause, roce_congestion_control, roce_drops, link_flaps, link_errors and "
+        "nic_temperature (rail_check_ok): 1 passes, 0 fails; the windowed ones give no verdict "
+        "on the first scrape. rail_check_info has the reason.",
+        targets(("min by (instance, check, rail) "
+                 "(rail_check_ok{%s, check=~\"%s\", rail=~\"$rail\"})" % (INST, FABRIC_CHECKS),
+                 "{{instance}} {{check}} {{rail}}")),
+        OK_FAIL)
+    return [
+        (row("Fabric: pause, congestion, drops, link"), 24, 1),
+        (pause, 12, 8), (drops, 12, 8),
+        (congestion, 12, 8), (link, 12, 8),
+        (verdicts, 24, 6),
     ]
 
 
@@ -209,7 +282,7 @@ def host_overview():
         (failing, 12, 8), (checks, 12, 8),
         (agents, 12, 7), (devices, 12, 7),
         (gids, 24, 8),
-    ] + gpu_path_panels()
+    ] + gpu_path_panels() + fabric_panels()
     return dashboard(
         "rail-exporter-host", "Rail exporter / Host overview",
         "The rails of a host: state, speed, netdev, RoCE v2 GID, the transport UCX really uses, "

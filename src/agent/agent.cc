@@ -76,6 +76,10 @@ Agent::Agent(const AgentOptions& options) : options_(options) {
   sys_ = std::make_unique<sysfs::RootedFilesystem>(options_.sysfs_root);
   proc_ = std::make_unique<sysfs::RootedFilesystem>(options_.procfs_root);
   self_proc_ = std::make_unique<sysfs::RootedFilesystem>("/proc");
+  if (!options_.ethtool_root.empty()) {
+    ethtool_dumps_ = std::make_unique<sysfs::RootedFilesystem>(options_.ethtool_root);
+    nic_statistics_ = std::make_unique<nic::DumpStatisticsSource>(*ethtool_dumps_);
+  }
   clock_ = std::make_unique<base::SteadyClock>();
   results_ = std::make_unique<probe::ResultStore>(*clock_);
   device_filter_ = MakeDeviceFilter(options_.device_include, options_.device_exclude);
@@ -174,6 +178,7 @@ void Agent::StartCollectors() {
   collectors::Sources sources;
   sources.inventory.sys = sys_.get();
   sources.inventory.proc = proc_.get();
+  sources.inventory.nic_statistics = nic_statistics_.get();
   sources.inventory.infiniband.device_filter = device_filter_;
   gid_cache_ = std::make_unique<inventory::GidCache>(options_.gid_refresh_interval, *clock_);
   sources.inventory.gid_cache = gid_cache_.get();

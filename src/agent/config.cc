@@ -16,6 +16,7 @@
 namespace rail::agent {
 namespace {
 
+using detail::DurationValue;
 using detail::Fail;
 using detail::Positive;
 using detail::RejectUnknownKeys;
@@ -213,13 +214,34 @@ double Fraction(const YAML::Node& node, const std::string& source, const std::st
   return value;
 }
 
+// The thresholds of the checks judged on the NIC's counters and temperatures.
+void ParseFabricHealth(const YAML::Node& node, const std::string& source, health::Thresholds& out) {
+  if (node["fabric_window"]) {
+    out.fabric_window = DurationValue(node["fabric_window"], source, "health.fabric_window");
+  }
+  if (node["pfc_pause_max_fraction"]) {
+    out.pfc_pause_max_fraction =
+        Fraction(node["pfc_pause_max_fraction"], source, "health.pfc_pause_max_fraction");
+  }
+  if (node["link_max_corrected_bit_ratio"]) {
+    out.link_max_corrected_bit_ratio = Fraction(node["link_max_corrected_bit_ratio"], source,
+                                                "health.link_max_corrected_bit_ratio");
+  }
+  if (node["nic_temperature_margin_celsius"]) {
+    out.nic_temperature_margin_celsius = Positive<double>(
+        node["nic_temperature_margin_celsius"], source, "health.nic_temperature_margin_celsius");
+  }
+}
+
 void ParseHealth(const YAML::Node& node, const std::string& source, health::Thresholds& out) {
   if (!node.IsMap()) Fail(source, "health", "expected a mapping");
   RejectUnknownKeys(
       node,
       {"probe_throughput_min_line_rate_fraction", "probe_throughput_min_sibling_fraction",
-       "multirail_max_rail_share", "gpu_nic_max_path", "gpu_memory_min_host_ratio"},
+       "multirail_max_rail_share", "gpu_nic_max_path", "gpu_memory_min_host_ratio", "fabric_window",
+       "pfc_pause_max_fraction", "link_max_corrected_bit_ratio", "nic_temperature_margin_celsius"},
       source, "health.");
+  ParseFabricHealth(node, source, out);
   if (node["probe_throughput_min_line_rate_fraction"]) {
     out.probe_throughput_min_line_rate_fraction =
         Fraction(node["probe_throughput_min_line_rate_fraction"], source,

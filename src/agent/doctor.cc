@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <ostream>
 
@@ -86,6 +87,7 @@ std::string Evidence(const health::CheckResult& verdict, inventory::Snapshot& sn
   if (check == "peer_mtu" || check == "peer_version") return "the hello of peer " + verdict.peer;
   if (check == "pcie_link") return PciFiles(snapshot, rail);
   if (check == "gpu_nic_affinity") return "the PCIe tree (sysfs bus/pci/devices/ link targets)";
+  if (check == "nic_temperature") return "sysfs class/hwmon/<the NIC's hwmon>/temp*";
   if (check == "gpu_direct") {
     return "the probe worker's --capabilities (CUDA driver, dma-buf, UCX memory types); sysfs "
            "kernel/mm/memory_peers/, module/nvidia_peermem/";
@@ -112,6 +114,40 @@ Finding Info(std::string check, std::string rail, std::string summary, std::stri
   finding.summary = std::move(summary);
   finding.evidence = std::move(evidence);
   return finding;
+}
+
+// Per rail, what its NIC's `ethtool -S` gives the agent, and why it has no temperature when it has
+// none. The fabric checks judged over a window need two samples: doctor, one look, leaves them to
+// the agent.
+void NicFabric(inventory::Snapshot& snapshot, std::vector<Finding>& out) {
+  const auto release = snapshot.PeerMemory().kernel_release.value_or("unknown");
+  for (const auto& rail : snapshot.Rails()) {
+    if (rail.netdev.empty()) continue;
+    std::string statistics;
+    for (const auto& [name, reading] : snapshot.Fabric()) {
+      if (name != rail.name) continue;
+      statistics += fmt::format("{}{}: driver {} lists {} statistics, {} of them allow-listed",
+                                statistics.empty() ? "" : "; ", reading.netdev,
+                                reading.driver.empty() ? "unknown" : reading.driver,
+                                reading.statistics, reading.samples.size());
+    }
+    out.push_back(Info("ethtool", rail.name,
+                       statistics.empty() ? "no ethtool statistics for " + rail.netdev +
+                                                " (no such netdev here, no recorded dump, or "
+                                                "its driver lists none)"
+                                          : statistics + "; the agent judges them over its window",
+                       "ethtool -S " + rail.netdev));
+    const auto& temperatures = snapshot.NicTemperatures();
+    const bool measured = std::any_of(temperatures.begin(), temperatures.end(),
+                                      [&](const auto& sensor) { return sensor.rail == rail.name; });
+    if (measured) continue;
+    out.push_back(Info("nic_temperature", rail.name,
+                       "no temperature: no hwmon device belongs to this rail's NIC (mlx5 registers "
+                       "one only on kernels newer than Debian 12's 6.1; kernel release: " +
+                           release + ")",
+                       "sysfs class/hwmon/*/device; ethtool -m " + rail.netdev +
+                           " for the transceiver's own temperature"));
+  }
 }
 
 // The RoCE v2 GID index of each rail's IPv4 address: what UCX_IB_GID_INDEX must name.
@@ -272,6 +308,14 @@ std::vector<Finding> Diagnose(const DoctorOptions& options) {
   sources.proc = &proc;
   sources.rails = config.rails;
   sources.discover_unlisted = config.DiscoverUnlisted();
+  sources.fabric = true;
+  std::unique_ptr<sysfs::RootedFilesystem> ethtool_dumps;
+  std::unique_ptr<nic::DumpStatisticsSource> recorded;
+  if (!options.ethtool_root.empty()) {
+    ethtool_dumps = std::make_unique<sysfs::RootedFilesystem>(options.ethtool_root);
+    recorded = std::make_unique<nic::DumpStatisticsSource>(*ethtool_dumps);
+    sources.nic_statistics = recorded.get();
+  }
   sysfs::ReadErrors errors;
   inventory::Snapshot snapshot(sources, errors);
   health::Context context;
@@ -286,6 +330,7 @@ std::vector<Finding> Diagnose(const DoctorOptions& options) {
   }
   SubnetsOfAnotherTree(options.sysfs_root, findings);
   GidIndexes(snapshot, findings);
+  NicFabric(snapshot, findings);
   Gpus(snapshot, capabilities ? &*capabilities : nullptr, findings);
   findings.push_back(CapabilitiesFinding(capabilities, capabilities_error));
   ReadProblems(errors, findings);

@@ -10,7 +10,7 @@ class NetclassCollector final : public Collector {
  public:
   std::string Name() const override { return "netclass"; }
   std::string Help() const override {
-    return "The rails' netdevs, bonds and bond slaves: state, MTU, speed";
+    return "The rails' netdevs, bonds and bond slaves: state, MTU, speed, carrier changes";
   }
 
   void Collect(Scrape& snapshot, std::vector<prometheus::MetricFamily>& out) override {
@@ -21,6 +21,13 @@ class NetclassCollector final : public Collector {
     auto mtu = detail::Gauge("rail_netdev_mtu_bytes", "MTU in bytes (mtu).");
     auto speed = detail::Gauge("rail_netdev_speed_bytes_per_second",
                                "Link speed (speed, Mbit/s) in bytes per second.");
+    auto changes = detail::Counter("rail_netdev_carrier_changes_total",
+                                   "Carrier changes (carrier_changes): link flaps, and also an "
+                                   "administrator's down/up and driver reconfigurations.");
+    auto ups = detail::Counter("rail_netdev_carrier_up_changes_total",
+                               "Carrier changes to up (carrier_up_count).");
+    auto downs = detail::Counter("rail_netdev_carrier_down_changes_total",
+                                 "Carrier changes to down (carrier_down_count).");
 
     for (const auto& device : snapshot.NetDevices()) {
       const detail::Labels id = {{"netdev", device.name}};
@@ -35,8 +42,13 @@ class NetclassCollector final : public Collector {
       if (device.speed_mbps && *device.speed_mbps >= 0) {
         speed.Add(id, static_cast<double>(*device.speed_mbps) * 1e6 / 8);
       }
+      if (device.carrier_changes) changes.Add(id, static_cast<double>(*device.carrier_changes));
+      if (device.carrier_up_count) ups.Add(id, static_cast<double>(*device.carrier_up_count));
+      if (device.carrier_down_count) downs.Add(id, static_cast<double>(*device.carrier_down_count));
     }
-    for (auto* family : {&info, &up, &carrier, &mtu, &speed}) family->MoveTo(out);
+    for (auto* family : {&info, &up, &carrier, &mtu, &speed, &changes, &ups, &downs}) {
+      family->MoveTo(out);
+    }
   }
 };
 

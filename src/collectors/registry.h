@@ -23,5 +23,6 @@ std::unique_ptr<Collector> MakeProbeWorkerCollector();
 std::unique_ptr<Collector> MakeGpuDirectCollector();
 std::unique_ptr<Collector> MakeHealthCollector();
 std::unique_ptr<Collector> MakeFleetCollector();
+std::unique_ptr<Collector> MakeEthtoolCollector();
 
 }  // namespace rail::collectors

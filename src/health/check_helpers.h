@@ -27,6 +27,16 @@ void CheckGpuNicAffinity(const HealthInputs& inputs,
 void CheckGpuDirect(const HealthInputs& inputs, std::vector<CheckResult>& out);  // gpu_direct
 void CheckGpuMemoryThroughput(const HealthInputs& inputs,
                               std::vector<CheckResult>& out);  // gpu_memory_throughput
+// Judged on counter deltas over thresholds.fabric_window (inputs.history).
+void CheckPfcStorms(const HealthInputs& inputs, std::vector<CheckResult>& out);  // pfc_storm
+void CheckPfcPause(const HealthInputs& inputs, std::vector<CheckResult>& out);   // pfc_pause
+void CheckRoceCongestionControl(const HealthInputs& inputs,
+                                std::vector<CheckResult>& out);  // roce_congestion_control
+void CheckRoceDrops(const HealthInputs& inputs, std::vector<CheckResult>& out);   // roce_drops
+void CheckLinkFlaps(const HealthInputs& inputs, std::vector<CheckResult>& out);   // link_flaps
+void CheckLinkErrors(const HealthInputs& inputs, std::vector<CheckResult>& out);  // link_errors
+void CheckNicTemperature(const HealthInputs& inputs,
+                         std::vector<CheckResult>& out);  // nic_temperature
 
 // A verdict: failing when `reason` is not empty.
 CheckResult Verdict(std::string check, std::string rail, std::string peer, std::string reason);

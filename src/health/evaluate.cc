@@ -110,6 +110,13 @@ std::vector<CheckResult> EvaluateChecks(const HealthInputs& inputs) {
   detail::CheckGpuNicAffinity(inputs, results);
   detail::CheckGpuDirect(inputs, results);
   detail::CheckGpuMemoryThroughput(inputs, results);
+  detail::CheckPfcStorms(inputs, results);
+  detail::CheckPfcPause(inputs, results);
+  detail::CheckRoceCongestionControl(inputs, results);
+  detail::CheckRoceDrops(inputs, results);
+  detail::CheckLinkFlaps(inputs, results);
+  detail::CheckLinkErrors(inputs, results);
+  detail::CheckNicTemperature(inputs, results);
 
   // Rails in the inputs' order (configured first), host-wide verdicts ("") before them, rails
   // only the probe results name after them.

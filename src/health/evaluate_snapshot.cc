@@ -1,5 +1,6 @@
 #include <algorithm>
 
+#include "health/fabric_evidence.h"
 #include "rail/health/snapshot_checks.h"
 
 namespace rail::health {
@@ -29,6 +30,14 @@ SnapshotVerdicts EvaluateSnapshot(inventory::Snapshot& snapshot, const Context& 
   std::optional<probe::WorkerCapabilities> capabilities;
   if (context.capabilities) capabilities = context.capabilities();
   if (capabilities) inputs.capabilities = &*capabilities;
+  inputs.fabric = &snapshot.Fabric();
+  inputs.nic_temperatures = &snapshot.NicTemperatures();
+  if (context.counter_history) {
+    static const base::SteadyClock kSteady;
+    const base::Clock& clock = context.clock ? *context.clock : kSteady;
+    detail::ObserveFabric(inputs, clock.Now(), *context.counter_history);
+    inputs.history = context.counter_history.get();
+  }
   verdicts.checks = EvaluateChecks(inputs);
   return verdicts;
 }

@@ -41,52 +41,82 @@ Names NamesOf(const CheckResult& verdict, const std::vector<inventory::Rail>& ra
   return names;
 }
 
+// The fabric checks' templates (the NIC's counters and temperature).
+std::map<std::string, std::string> FabricTemplates() {
+  return {
+      {"pfc_storm",
+       "ethtool -S {netdev} | grep -E 'pause_storm|out_of_buffer|pci_stalled'; find what stalls "
+       "this host's receive path (a hung consumer, the driver, PCIe)"},
+      {"pfc_pause",
+       "ethtool -S {netdev} | grep -E 'prio[0-7]_pause'; dcb pfc show dev {netdev}; rx pause: "
+       "find the congested receiver downstream; tx pause: see what keeps this host from draining"},
+      {"roce_congestion_control",
+       "grep . /sys/class/infiniband/{device}/ports/{port}/hw_counters/{{rp_cnp_ignored,np_*}}; "
+       "enable DCQCN for the RoCE priority on both sides (ecn/roce_rp and ecn/roce_np)"},
+      {"roce_drops",
+       "ethtool -S {netdev} | grep -E 'discard|out_of_buffer'; dcb pfc show dev {netdev} (PFC "
+       "on the RoCE priority on every hop)"},
+      {"link_flaps",
+       "ethtool -S {netdev} | grep link_down; ethtool -m {netdev}; reseat or replace the cable "
+       "or transceiver; check the switch port's log"},
+      {"link_errors",
+       "ethtool -S {netdev} | grep -E 'symbol_err|corrected_bits|err_lane'; ethtool -m {netdev}; "
+       "clean or replace the cable or transceiver"},
+      {"nic_temperature",
+       "grep . /sys/class/hwmon/*/temp*_{{input,crit,label}}; ethtool -m {netdev}; check the "
+       "airflow over the NIC"},
+  };
+}
+
 // fmt templates with {netdev}, {device}, {port}, {pci} and {gid_option}.
 const std::map<std::string, std::string>& Templates() {
-  static const std::map<std::string, std::string> kTemplates = {
-      {"port_active",
-       "rdma link show; ip link set dev {netdev} up; check the cable and the switch port"},
-      {"port_rate",
-       "ethtool {netdev}; cat /sys/class/infiniband/{device}/ports/{port}/rate; check the cable, "
-       "the transceiver and the switch port's speed"},
-      {"roce_gid",
-       "ip link set dev {netdev} nomaster (RoCE netdevs must not be bond slaves); "
-       "ip addr add <rail IPv4>/<prefix> dev {netdev}; "
-       "grep . /sys/class/infiniband/{device}/ports/{port}/gid_attrs/types/*"},
-      {"duplicate_subnet",
-       "ip -4 addr show; ip addr del <address>/<prefix> dev <the other interface> (one interface "
-       "per rail subnet)"},
-      {"mtu", "ip link set dev {netdev} mtu 9000"},
-      {"peer_mtu", "ip link set dev {netdev} mtu 9000 (on both hosts)"},
-      {"peer_version",
-       "install the same rail_exporter and UCX versions on both hosts (ucx_info -v; "
-       "rail_exporter --version)"},
-      {"counter_saturated",
-       "read the extended counters: ls /sys/class/infiniband/{device}/ports/{port}/counters_ext/ "
-       "(load the driver that provides them, or reset the counters: perfquery -x -R)"},
-      {"multirail_striping",
-       "export UCX_NET_DEVICES=<every rail's device:port> UCX_MAX_RNDV_RAILS=<rail count>; check "
-       "UCX_MULTI_LANE_MAX_RATIO (UCX drops a lane slower than 1/4 of the fastest)"},
-      {"probe_throughput",
-       "ib_write_bw -d {device} -i {port}{gid_option} <peer> (against the peer); rdma statistic "
-       "show link "
-       "{device}/{port}"},
-      {"transport_fallback",
-       "ucx_info -d | grep -A4 {device}; export UCX_TLS=rc,ud,sm,self "
-       "UCX_NET_DEVICES={device}:{port}"},
-      {"pcie_link",
-       "lspci -vv -s {pci} | grep -E 'LnkCap|LnkSta'; reseat the card, or move it to a "
-       "slot wired for its full width"},
-      {"gpu_nic_affinity",
-       "nvidia-smi topo -m; pin each GPU's traffic to its nearest NIC (UCX_NET_DEVICES, "
-       "NCCL_IB_HCA), or move the NIC next to the GPU"},
-      {"gpu_direct",
-       "modprobe nvidia_peermem (or the open GPU kernel modules on Linux 5.12+ for dma-buf); "
-       "install a CUDA-enabled UCX (ucx_info -d | grep cuda) and include cuda_copy in UCX_TLS"},
-      {"gpu_memory_throughput",
-       "modprobe nvidia_peermem; ucx_info -d | grep -i cuda; export "
-       "UCX_TLS=rc,cuda_copy,cuda_ipc,sm,self UCX_NET_DEVICES={device}:{port}"},
-  };
+  static const std::map<std::string, std::string> kTemplates = [] {
+    std::map<std::string, std::string> templates = {
+        {"port_active",
+         "rdma link show; ip link set dev {netdev} up; check the cable and the switch port"},
+        {"port_rate",
+         "ethtool {netdev}; cat /sys/class/infiniband/{device}/ports/{port}/rate; check the cable, "
+         "the transceiver and the switch port's speed"},
+        {"roce_gid",
+         "ip link set dev {netdev} nomaster (RoCE netdevs must not be bond slaves); "
+         "ip addr add <rail IPv4>/<prefix> dev {netdev}; "
+         "grep . /sys/class/infiniband/{device}/ports/{port}/gid_attrs/types/*"},
+        {"duplicate_subnet",
+         "ip -4 addr show; ip addr del <address>/<prefix> dev <the other interface> (one interface "
+         "per rail subnet)"},
+        {"mtu", "ip link set dev {netdev} mtu 9000"},
+        {"peer_mtu", "ip link set dev {netdev} mtu 9000 (on both hosts)"},
+        {"peer_version",
+         "install the same rail_exporter and UCX versions on both hosts (ucx_info -v; "
+         "rail_exporter --version)"},
+        {"counter_saturated",
+         "read the extended counters: ls /sys/class/infiniband/{device}/ports/{port}/counters_ext/ "
+         "(load the driver that provides them, or reset the counters: perfquery -x -R)"},
+        {"multirail_striping",
+         "export UCX_NET_DEVICES=<every rail's device:port> UCX_MAX_RNDV_RAILS=<rail count>; check "
+         "UCX_MULTI_LANE_MAX_RATIO (UCX drops a lane slower than 1/4 of the fastest)"},
+        {"probe_throughput",
+         "ib_write_bw -d {device} -i {port}{gid_option} <peer> (against the peer); rdma "
+         "statistic show link {device}/{port}"},
+        {"transport_fallback",
+         "ucx_info -d | grep -A4 {device}; export UCX_TLS=rc,ud,sm,self "
+         "UCX_NET_DEVICES={device}:{port}"},
+        {"pcie_link",
+         "lspci -vv -s {pci} | grep -E 'LnkCap|LnkSta'; reseat the card, or move it to a "
+         "slot wired for its full width"},
+        {"gpu_nic_affinity",
+         "nvidia-smi topo -m; pin each GPU's traffic to its nearest NIC (UCX_NET_DEVICES, "
+         "NCCL_IB_HCA), or move the NIC next to the GPU"},
+        {"gpu_direct",
+         "modprobe nvidia_peermem (or the open GPU kernel modules on Linux 5.12+ for dma-buf); "
+         "install a CUDA-enabled UCX (ucx_info -d | grep cuda) and include cuda_copy in UCX_TLS"},
+        {"gpu_memory_throughput",
+         "modprobe nvidia_peermem; ucx_info -d | grep -i cuda; export "
+         "UCX_TLS=rc,cuda_copy,cuda_ipc,sm,self UCX_NET_DEVICES={device}:{port}"},
+    };
+    templates.merge(FabricTemplates());
+    return templates;
+  }();
   return kTemplates;
 }
 
@@ -107,6 +137,13 @@ const std::map<std::string, std::string>& Summaries() {
       {"gpu_nic_affinity", "GPUs and RDMA devices sit close on the PCIe tree"},
       {"gpu_direct", "GPU memory can reach the rails without host staging"},
       {"gpu_memory_throughput", "GPU-memory transfers get near host-memory throughput"},
+      {"pfc_storm", "no pause storm error within the window"},
+      {"pfc_pause", "PFC pause held the rail for less than the threshold of the window"},
+      {"roce_congestion_control", "both DCQCN ends (reaction and notification point) respond"},
+      {"roce_drops", "no RoCE packet was lost within the window"},
+      {"link_flaps", "the link stayed up within the window"},
+      {"link_errors", "no uncorrected error and few corrected bits within the window"},
+      {"nic_temperature", "the NIC's sensors are well below their critical temperature"},
   };
   return kSummaries;
 }
@@ -143,7 +180,14 @@ const std::vector<std::string>& CheckTokens() {
                                                    "pcie_link",
                                                    "gpu_nic_affinity",
                                                    "gpu_direct",
-                                                   "gpu_memory_throughput"};
+                                                   "gpu_memory_throughput",
+                                                   "pfc_storm",
+                                                   "pfc_pause",
+                                                   "roce_congestion_control",
+                                                   "roce_drops",
+                                                   "link_flaps",
+                                                   "link_errors",
+                                                   "nic_temperature"};
   return kTokens;
 }
 

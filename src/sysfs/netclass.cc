@@ -54,6 +54,13 @@ std::optional<NetDevice> ReadNetDevice(const Filesystem& sys, const std::string&
   device.type =
       detail::ReadParsed(sys, JoinPath(dir, "type"), errors, Presence::kOptional, ParseUnsigned);
 
+  device.carrier_changes = detail::ReadParsed(sys, JoinPath(dir, "carrier_changes"), errors,
+                                              Presence::kOptional, ParseUnsigned);
+  device.carrier_up_count = detail::ReadParsed(sys, JoinPath(dir, "carrier_up_count"), errors,
+                                               Presence::kOptional, ParseUnsigned);
+  device.carrier_down_count = detail::ReadParsed(sys, JoinPath(dir, "carrier_down_count"), errors,
+                                                 Presence::kOptional, ParseUnsigned);
+
   if (!options.statistics) return device;
   const std::string stats_dir = JoinPath(dir, "statistics");
   for (const std::string& stat : detail::ListNames(sys, stats_dir, errors, Presence::kOptional)) {
@@ -62,6 +69,17 @@ std::optional<NetDevice> ReadNetDevice(const Filesystem& sys, const std::string&
     if (value) device.statistics.emplace(stat, *value);
   }
   return device;
+}
+
+std::optional<std::string> NetDeviceDriver(const Filesystem& sys, const std::string& name) {
+  std::string resolved;
+  if (sys.ResolvePath(JoinPath(kClassDir, name) + "/device/driver", &resolved) != 0) {
+    return std::nullopt;
+  }
+  const auto slash = resolved.rfind('/');
+  std::string driver = slash == std::string::npos ? resolved : resolved.substr(slash + 1);
+  if (driver.empty()) return std::nullopt;
+  return driver;
 }
 
 }  // namespace rail::sysfs

@@ -172,14 +172,16 @@ std::vector<PciFunction> ReadPciFunctions(
   return functions;
 }
 
-std::optional<std::string> InfinibandPciAddress(const Filesystem& fs, const std::string& device) {
+std::optional<std::string> ResolvedPciAddress(const Filesystem& fs, const std::string& link) {
   std::string resolved;
-  if (fs.ResolvePath(JoinPath("class/infiniband", device) + "/device", &resolved) != 0) {
-    return std::nullopt;
-  }
+  if (fs.ResolvePath(link, &resolved) != 0) return std::nullopt;
   const auto parts = SplitPath(resolved);
   if (parts.empty() || !IsPciAddress(parts.back())) return std::nullopt;
   return std::string(parts.back());
+}
+
+std::optional<std::string> InfinibandPciAddress(const Filesystem& fs, const std::string& device) {
+  return ResolvedPciAddress(fs, JoinPath("class/infiniband", device) + "/device");
 }
 
 PeerMemoryState ReadPeerMemoryState(const Filesystem& sys, const Filesystem& proc,

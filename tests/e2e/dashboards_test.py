@@ -125,7 +125,7 @@ def exported_by_fixtures():
     """{metric name: label names}, {"hw_counter": names} of rail_exporter on every fixture tree."""
     labels, values = {}, {"hw_counter": set()}
     for _, tree in harness.fixture_trees():
-        with harness.RailExporter(harness.tree_flags(tree)) as agent:
+        with harness.RailExporter(harness.agent_tree_flags(tree)) as agent:
             status, body, _ = harness.http_get(agent.base_url + "/metrics")
         if status != 200:
             raise AssertionError("GET /metrics on %s: %d" % (tree, status))

@@ -55,8 +55,8 @@ class DoctorTest(unittest.TestCase):
 
     def doctor(self, tree, cuda, *extra):
         env = dict(os.environ)
-        args = ["doctor"] + (harness.tree_flags(os.path.join(harness.FIXTURES, tree)) if tree
-                             else [])
+        tree_path = os.path.join(harness.FIXTURES, tree) if tree else None
+        args = ["doctor"] + (harness.agent_tree_flags(tree_path) if tree else [])
         if self.fake_cuda:
             env["RAIL_FAKE_CUDA_CONFIG"] = self.write("cuda.json", json.dumps(cuda))
             args.append("--cuda.library=" + self.fake_cuda)

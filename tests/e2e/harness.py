@@ -77,6 +77,15 @@ def tree_flags(tree):
             "--path.procfs=" + os.path.join(tree, "proc")]
 
 
+def agent_tree_flags(tree):
+    """tree_flags, and rail_exporter's --path.ethtool where the tree records `ethtool -S` dumps
+    (so that the agent never asks this machine's kernel about the tree's netdevs)."""
+    flags = tree_flags(tree)
+    if os.path.isdir(os.path.join(tree, "ethtool")):
+        flags.append("--path.ethtool=" + os.path.join(tree, "ethtool"))
+    return flags
+
+
 def free_port():
     """A TCP port free on 127.0.0.1 right now (for programs that cannot bind port 0)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:

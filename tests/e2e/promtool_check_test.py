@@ -12,7 +12,7 @@ import harness  # noqa: E402
 
 ALL_COLLECTORS = ["--collector.%s" % name for name in
                   ("infiniband", "hw_counters", "gid", "rails", "netclass", "netdev", "bonding",
-                   "pcie", "exporter")]
+                   "ethtool", "pcie", "exporter")]
 
 
 class PromtoolCheckTest(unittest.TestCase):
@@ -36,7 +36,7 @@ class PromtoolCheckTest(unittest.TestCase):
         self.assertTrue(trees, "no fixture tree under " + harness.FIXTURES)
         for tree_name, tree in trees:
             with self.subTest(tree=tree_name):
-                with harness.RailExporter(harness.tree_flags(tree) + ALL_COLLECTORS) as agent:
+                with harness.RailExporter(harness.agent_tree_flags(tree) + ALL_COLLECTORS) as agent:
                     body = agent.scrape()
                 self.assertIn("rail_exporter_build_info", body)
                 code, output = self.check(body)

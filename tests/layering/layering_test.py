@@ -3,7 +3,7 @@
 
 Layers come in one order; a layer may use (include, link) only itself and the layers before it:
 
-  base -> sysfs -> inventory -> gpu -> peer -> fleet -> schedule -> probe -> probing
+  base -> sysfs -> nic -> inventory -> gpu -> peer -> fleet -> schedule -> probe -> probing
        -> health -> collectors -> web -> agent -> main
 
 Checked for every file under src/<layer>/ and include/rail/<layer>/, src/main.cc and
@@ -31,8 +31,8 @@ import sys
 import tempfile
 import unittest
 
-LAYERS = ["base", "sysfs", "inventory", "gpu", "peer", "fleet", "schedule", "probe", "probing",
-          "health", "collectors", "web", "agent"]
+LAYERS = ["base", "sysfs", "nic", "inventory", "gpu", "peer", "fleet", "schedule", "probe",
+          "probing", "health", "collectors", "web", "agent"]
 MAIN = "main"
 
 # Third-party headers (by include prefix) and libraries (CMake names) that only some layers may

@@ -18,6 +18,7 @@
 #include "rail/collectors/collector_set.h"
 #include "rail/fleet/plan.h"
 #include "rail/gpu/driver.h"
+#include "rail/nic/ethtool.h"
 #include "rail/web/web_server.h"
 
 namespace rail::sysfs {
@@ -42,6 +43,8 @@ struct AgentOptions {
   web::WebOptions web;
   std::string sysfs_root = "/sys";
   std::string procfs_root = "/proc";
+  // --path.ethtool: recorded `ethtool -S` dumps to read instead of the kernel; empty: the kernel.
+  std::string ethtool_root;
   std::optional<std::string> config_file;
   std::vector<std::string> collectors;  // enabled collector names
   std::string device_include;           // regex on RDMA device names; empty: all
@@ -110,6 +113,8 @@ class Agent {
   std::unique_ptr<sysfs::RootedFilesystem> sys_;
   std::unique_ptr<sysfs::RootedFilesystem> proc_;
   std::unique_ptr<sysfs::RootedFilesystem> self_proc_;
+  std::unique_ptr<sysfs::RootedFilesystem> ethtool_dumps_;
+  std::unique_ptr<nic::StatisticsSource> nic_statistics_;  // null: the kernel's
   std::unique_ptr<base::SteadyClock> clock_;
   std::unique_ptr<probe::ResultStore> results_;
   std::unique_ptr<inventory::GidCache> gid_cache_;

@@ -17,6 +17,7 @@ namespace rail::agent {
 struct DoctorOptions {
   std::string sysfs_root = "/sys";
   std::string procfs_root = "/proc";
+  std::string ethtool_root;  // --path.ethtool: recorded `ethtool -S` dumps; empty: the kernel
   std::optional<std::string> config_file;
   std::string peer;                        // HOST[:PORT]; empty: no peer is asked
   std::optional<std::string> secret_file;  // else the config's responder.secret_file

@@ -59,6 +59,10 @@ class Scrape {
   const std::vector<sysfs::NetDevice>& NetDevices() { return inventory_.NetDevices(); }
   const inventory::PcieTopology& Topology() { return inventory_.Topology(); }
   const sysfs::PeerMemoryState& PeerMemory() { return inventory_.PeerMemory(); }
+  const std::vector<inventory::RailFabric>& Fabric() { return inventory_.Fabric(); }
+  const std::vector<inventory::RailTemperature>& NicTemperatures() {
+    return inventory_.NicTemperatures();
+  }
   const health::SnapshotVerdicts& Verdicts();
 
   const Sources& sources() const { return sources_; }
@@ -78,6 +82,7 @@ struct Reads {
   bool hw_counters = false;        // ports/<p>/hw_counters/
   bool gids = false;               // ports/<p>/gids/, gid_attrs/
   bool netdev_statistics = false;  // class/net/<netdev>/statistics/
+  bool fabric = false;             // `ethtool -S` of the rails' netdevs, their NICs' hwmon
 };
 
 class Collector {

@@ -11,8 +11,10 @@
 #include <tuple>
 #include <vector>
 
+#include "rail/health/counter_history.h"
 #include "rail/inventory/pcie_topology.h"
 #include "rail/inventory/rails.h"
+#include "rail/inventory/snapshot.h"
 #include "rail/probe/result_store.h"
 #include "rail/probe/worker.h"
 #include "rail/sysfs/infiniband.h"
@@ -39,6 +41,19 @@ struct Thresholds {
   // health.gpu_memory_min_host_ratio: a rail whose cuda-memory throughput is below this fraction
   // of its host-memory throughput (same peer and size) fails gpu_memory_throughput.
   double gpu_memory_min_host_ratio = 0.5;
+  // health.fabric_window ("5m"): the checks judged on counter deltas (pfc_storm, pfc_pause,
+  // roce_congestion_control, roce_drops, link_flaps, link_errors) look at what rose within this
+  // window.
+  base::Duration fabric_window = std::chrono::minutes(5);
+  // health.pfc_pause_max_fraction: a rail held by PFC pause (or pausing its switch) on a priority
+  // for more than this share of the window fails pfc_pause.
+  double pfc_pause_max_fraction = 0.1;
+  // health.link_max_corrected_bit_ratio: FEC-corrected bits per received bit above this within
+  // the window fail link_errors (a healthy cable stays orders of magnitude below).
+  double link_max_corrected_bit_ratio = 1e-6;
+  // health.nic_temperature_margin_celsius: a NIC sensor within this many degrees of its critical
+  // temperature fails nic_temperature.
+  double nic_temperature_margin_celsius = 10.0;
 
   bool operator==(const Thresholds&) const = default;
 };
@@ -63,6 +78,11 @@ struct HealthInputs {
   // The probe worker's last hello; nullptr while none is known (no worker yet): the GPU checks
   // that need the driver's answer then say nothing rather than guess.
   const probe::WorkerCapabilities* capabilities = nullptr;
+  // The rails' NIC counters and temperatures as read this scrape (empty without the ethtool
+  // collector), and the counters' history: null, the windowed checks give no verdict.
+  const std::vector<inventory::RailFabric>* fabric = nullptr;
+  const std::vector<inventory::RailTemperature>* nic_temperatures = nullptr;
+  const CounterHistory* history = nullptr;
   Thresholds thresholds;
   std::string own_agent_version;
   std::string own_ucx_version;
@@ -76,7 +96,9 @@ struct HealthInputs {
 // rail_check_info{check,rail,peer,reason}. Check tokens (stable, used by the alert rules):
 //   port_active, port_rate, roce_gid, duplicate_subnet, mtu, peer_mtu, peer_version,
 //   counter_saturated, multirail_striping, probe_throughput, transport_fallback,
-//   pcie_link, gpu_nic_affinity, gpu_direct, gpu_memory_throughput
+//   pcie_link, gpu_nic_affinity, gpu_direct, gpu_memory_throughput,
+//   pfc_storm, pfc_pause, roce_congestion_control, roce_drops, link_flaps, link_errors,
+//   nic_temperature
 struct CheckResult {
   std::string check;  // one of the tokens above
   std::string rail;   // the rail label; "" for host-wide checks

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,11 @@ struct Context {
   // The probe worker's capabilities (WorkerStatus::capabilities, or QueryWorkerCapabilities for
   // `doctor`); empty while unknown.
   std::function<std::optional<probe::WorkerCapabilities>()> capabilities;
+  // The counters' samples across scrapes, for the windowed checks; every copy of a context shares
+  // one history.
+  std::shared_ptr<CounterHistory> counter_history = std::make_shared<CounterHistory>();
+  // The time of those samples; null: the steady clock.
+  const base::Clock* clock = nullptr;
 };
 
 // What the checks saw and said, so that a caller showing them reads nothing twice.

@@ -10,7 +10,10 @@
 #include "rail/inventory/gid_cache.h"
 #include "rail/inventory/pcie_topology.h"
 #include "rail/inventory/rails.h"
+#include "rail/nic/ethtool.h"
+#include "rail/nic/fabric_counters.h"
 #include "rail/sysfs/filesystem.h"
+#include "rail/sysfs/hwmon.h"
 #include "rail/sysfs/infiniband.h"
 #include "rail/sysfs/netclass.h"
 #include "rail/sysfs/pci.h"
@@ -27,6 +30,25 @@ struct Sources {
   GidCache* gid_cache = nullptr;            // when set, GID tables come through it
   std::vector<RailConfig> rails;            // rails[] of the configuration
   bool discover_unlisted = true;            // also publish active ports no rails[] entry names
+  // Whether the rails' NIC statistics and temperatures are read at all (the ethtool collector).
+  bool fabric = false;
+  // Where `ethtool -S` comes from: recorded dumps (--path.ethtool), else null: this network
+  // namespace's kernel.
+  const nic::StatisticsSource* nic_statistics = nullptr;
+};
+
+// A rail's netdev (each slave of a bonded one) as its NIC driver counts the fabric.
+struct RailFabric {
+  std::string rail;
+  nic::FabricReading reading;
+};
+
+// A temperature sensor of a rail's NIC (class/hwmon/<hwmon> whose device is the rail's PCI
+// function).
+struct RailTemperature {
+  std::string rail;
+  std::string hwmon;  // "hwmon3"
+  sysfs::HwmonTemperature sensor;
 };
 
 class Snapshot {
@@ -44,6 +66,11 @@ class Snapshot {
   const PcieTopology& Topology();
   // The NIC side of GPUDirect RDMA: peer memory, nvidia_peermem, kernel release.
   const sysfs::PeerMemoryState& PeerMemory();
+  // The rails' fabric counters; empty unless sources().fabric.
+  const std::vector<RailFabric>& Fabric();
+  // The rails' NIC temperatures; empty unless sources().fabric, and on kernels whose NIC driver
+  // registers no hwmon device (Debian 12's 6.1 for mlx5).
+  const std::vector<RailTemperature>& NicTemperatures();
 
   const Sources& sources() const { return sources_; }
   sysfs::ReadErrors& errors() { return errors_; }
@@ -57,6 +84,8 @@ class Snapshot {
   std::optional<std::vector<sysfs::NetDevice>> net_devices_;
   std::optional<PcieTopology> topology_;
   std::optional<sysfs::PeerMemoryState> peer_memory_;
+  std::optional<std::vector<RailFabric>> fabric_;
+  std::optional<std::vector<RailTemperature>> temperatures_;
 };
 
 }  // namespace rail::inventory

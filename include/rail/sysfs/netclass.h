@@ -21,6 +21,9 @@ struct NetDevice {
   std::optional<std::int64_t> speed_mbps;           // speed, Mbit/s (-1 or EINVAL when unknown)
   std::optional<std::string> address;               // address (MAC)
   std::optional<std::uint64_t> type;                // type (ARPHRD_*: 1 Ethernet, 32 InfiniBand)
+  std::optional<std::uint64_t> carrier_changes;     // carrier_changes (admin down/up count too)
+  std::optional<std::uint64_t> carrier_up_count;    // carrier_up_count
+  std::optional<std::uint64_t> carrier_down_count;  // carrier_down_count
   std::map<std::string, std::uint64_t> statistics;  // statistics/<file>, every file
 };
 
@@ -33,6 +36,10 @@ std::vector<std::string> ListNetDevices(const Filesystem& sys, ReadErrors& error
 std::optional<NetDevice> ReadNetDevice(const Filesystem& sys, const std::string& name,
                                        ReadErrors& errors,
                                        const NetDeviceReadOptions& options = {});
+
+// The driver bound to the netdev's parent device: where class/net/<name>/device/driver resolves
+// ("mlx5_core", "bnxt_en"); nullopt for a virtual netdev (veth, bond) or a tree without links.
+std::optional<std::string> NetDeviceDriver(const Filesystem& sys, const std::string& name);
 
 struct BondSlave {
   std::string name;                                 // from <bond>/bonding/slaves

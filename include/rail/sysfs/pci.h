@@ -62,6 +62,10 @@ std::vector<PciFunction> ReadPciFunctions(
     const std::function<bool(std::uint32_t vendor, std::uint32_t class_code)>& want,
     std::optional<std::uint32_t> only_vendor = std::nullopt);
 
+// The PCI address a link resolves to (class/net/<netdev>/device, class/hwmon/<hwmon>/device), or
+// nullopt (no PCI parent, no such link).
+std::optional<std::string> ResolvedPciAddress(const Filesystem& fs, const std::string& link);
+
 // The PCI address class/infiniband/<device>/device resolves to ("0000:01:00.0"), or nullopt
 // (no PCI parent: a soft-RoCE device, a fixture without links).
 std::optional<std::string> InfinibandPciAddress(const Filesystem& fs, const std::string& device);

@@ -168,6 +168,30 @@ health:
   EXPECT_DOUBLE_EQ(config.health.multirail_max_rail_share, 0.9);
 }
 
+TEST(ConfigTest, FabricThresholdsDefaultAndParse) {
+  const auto defaults = ParseConfig("", "test.yaml");
+  EXPECT_EQ(defaults.health.fabric_window, std::chrono::minutes(5));
+  EXPECT_DOUBLE_EQ(defaults.health.pfc_pause_max_fraction, 0.1);
+  EXPECT_DOUBLE_EQ(defaults.health.link_max_corrected_bit_ratio, 1e-6);
+  EXPECT_DOUBLE_EQ(defaults.health.nic_temperature_margin_celsius, 10.0);
+  const auto config = ParseConfig(R"(
+health:
+  fabric_window: 2m
+  pfc_pause_max_fraction: 0.25
+  link_max_corrected_bit_ratio: 1e-5
+  nic_temperature_margin_celsius: 5
+)",
+                                  "test.yaml");
+  EXPECT_EQ(config.health.fabric_window, std::chrono::minutes(2));
+  EXPECT_DOUBLE_EQ(config.health.pfc_pause_max_fraction, 0.25);
+  EXPECT_DOUBLE_EQ(config.health.link_max_corrected_bit_ratio, 1e-5);
+  EXPECT_DOUBLE_EQ(config.health.nic_temperature_margin_celsius, 5.0);
+  EXPECT_THAT(ErrorOf("health:\n  pfc_pause_max_fraction: 2\n"),
+              HasSubstr("health.pfc_pause_max_fraction: must be greater than 0 and at most 1"));
+  EXPECT_THAT(ErrorOf("health:\n  nic_temperature_margin_celsius: -1\n"),
+              HasSubstr("health.nic_temperature_margin_celsius: must be positive"));
+}
+
 TEST(ConfigTest, HealthErrorsNameTheKey) {
   EXPECT_THAT(ErrorOf("health:\n  multirail_max_share: 0.5\n"),
               HasSubstr("test.yaml: health.multirail_max_share: unknown key"));

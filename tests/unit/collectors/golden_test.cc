@@ -7,6 +7,7 @@
 #include <regex>
 #include <sstream>
 
+#include "rail/nic/ethtool.h"
 #include "rail/sysfs/filesystem.h"
 #include "support/scrape.h"
 
@@ -35,6 +36,11 @@ void ExpectGolden(const std::string& tree, const std::string& golden_name) {
   Sources sources;
   sources.inventory.sys = &sys;
   sources.inventory.proc = &proc;
+  // `ethtool -S` from the tree's recorded dumps (absent ones read as no statistics), never from
+  // this machine's kernel.
+  sysfs::RootedFilesystem dumps(kFixtures + "/" + tree + "/ethtool");
+  nic::DumpStatisticsSource statistics(dumps);
+  sources.inventory.nic_statistics = &statistics;
   // The exporter collector reports this process (RSS, CPU, revision): not reproducible.
   std::vector<std::string> collectors;
   for (const auto& name : test::AllCollectorNames()) {
@@ -79,6 +85,8 @@ TEST(GoldenTest, Hgx8GpuScrape) {
 // Soft-RoCE: no PMA, the netdevs' statistics stand in for the ports' byte counters.
 TEST(GoldenTest, RxeDualRailScrape) {
   ExpectGolden("rxe-dual-rail", "rxe-dual-rail.prom");
+TEST(GoldenTest, BnxtRoceScrape) {
+  ExpectGolden("bnxt-roce", "bnxt-roce.prom");
 }
 
 TEST(GoldenTest, BondedRoceScrape) {

@@ -1,0 +1,46 @@
+#include "rail/health/counter_history.h"
+
+#include <iterator>
+
+namespace rail::health {
+
+void CounterHistory::Observe(const std::string& key, base::TimePoint now, std::uint64_t value,
+                             base::Duration window) {
+  std::lock_guard lock(mutex_);
+  auto& samples = samples_[key];
+  if (!samples.empty() && value < samples.back().value) samples.clear();  // reset
+  if (!samples.empty() && now <= samples.back().at) {
+    samples.back().value = value;  // the same instant twice (scrape and landing page)
+  } else {
+    samples.push_back({now, value});
+  }
+  // Keep one sample at least a window before the latest: the baseline of the next delta.
+  while (samples.size() > 2 && samples[1].at <= now - window) samples.pop_front();
+  Forget(now, window);
+}
+
+std::optional<CounterDelta> CounterHistory::Delta(const std::string& key,
+                                                  base::Duration window) const {
+  std::lock_guard lock(mutex_);
+  const auto found = samples_.find(key);
+  if (found == samples_.end() || found->second.size() < 2) return std::nullopt;
+  const auto& samples = found->second;
+  const Sample& latest = samples.back();
+  const Sample* baseline = &samples.front();
+  for (auto it = samples.begin(); it != std::prev(samples.end()); ++it) {
+    if (it->at <= latest.at - window) baseline = &*it;
+  }
+  return CounterDelta{static_cast<double>(latest.value - baseline->value),
+                      latest.at - baseline->at};
+}
+
+void CounterHistory::Forget(base::TimePoint now, base::Duration window) {
+  if (now - last_forget_ < window) return;
+  last_forget_ = now;
+  for (auto it = samples_.begin(); it != samples_.end();) {
+    const bool stale = it->second.empty() || it->second.back().at < now - 10 * window;
+    it = stale ? samples_.erase(it) : std::next(it);
+  }
+}
+
+}  // namespace rail::health

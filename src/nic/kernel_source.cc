@@ -1,0 +1,123 @@
+// Statistics through the SIOCETHTOOL ioctl on a datagram socket, as ethtool(8) reads them. Every
+// command used here is one the kernel answers without CAP_NET_ADMIN.
+#include <linux/ethtool.h>
+#include <linux/sockios.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+#include "rail/nic/ethtool.h"
+
+namespace rail::nic {
+namespace {
+
+// The socket the ioctls go through; closed with its owner. (A local one: the sysfs layer's
+// descriptor holder is private to that layer.)
+class EthtoolSocket {
+ public:
+  EthtoolSocket() : fd_(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0)) {}
+  EthtoolSocket(const EthtoolSocket&) = delete;
+  EthtoolSocket& operator=(const EthtoolSocket&) = delete;
+  ~EthtoolSocket() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+
+  // 0 or an errno value.
+  int Command(const std::string& netdev, void* request) const {
+    if (fd_ < 0) return EBADF;
+    if (netdev.empty() || netdev.size() >= IFNAMSIZ) return ENODEV;
+    ifreq ifr{};
+    std::memcpy(ifr.ifr_name, netdev.data(), netdev.size());
+    ifr.ifr_data = static_cast<char*>(request);
+    return ::ioctl(fd_, SIOCETHTOOL, &ifr) == 0 ? 0 : errno;
+  }
+
+ private:
+  int fd_;
+};
+
+// The kernel sizes its answers to GSTRINGS and GSTATS by the driver's count at that moment, not
+// by the caller's: a count that grew since GSSET_INFO would overrun a buffer sized exactly.
+// Buffers get room for this many more entries, and an answer of another length is read again.
+constexpr std::uint32_t kHeadroom = 256;
+
+// A request header followed by `entries` elements of `entry_size` bytes, 8-byte aligned.
+std::vector<std::uint64_t> RequestBuffer(std::size_t header, std::size_t entries,
+                                         std::size_t entry_size) {
+  return std::vector<std::uint64_t>((header + entries * entry_size + 7) / 8 + 1, 0);
+}
+
+class KernelStatisticsSource final : public StatisticsSource {
+ public:
+  int Read(const std::string& netdev, EthtoolStatistics* out) const override {
+    int error = EAGAIN;
+    for (int attempt = 0; attempt < 2 && error == EAGAIN; ++attempt) error = ReadOnce(netdev, out);
+    return error;
+  }
+
+  std::optional<std::string> Driver(const std::string& netdev) const override {
+    ethtool_drvinfo info{};
+    info.cmd = ETHTOOL_GDRVINFO;
+    if (socket_.Command(netdev, &info) != 0) return std::nullopt;
+    const std::string driver(info.driver, strnlen(info.driver, sizeof(info.driver)));
+    if (driver.empty()) return std::nullopt;
+    return driver;
+  }
+
+ private:
+  int Count(const std::string& netdev, std::uint32_t* count) const {
+    auto buffer = RequestBuffer(sizeof(ethtool_sset_info), 1, sizeof(std::uint32_t));
+    auto* info = reinterpret_cast<ethtool_sset_info*>(buffer.data());
+    info->cmd = ETHTOOL_GSSET_INFO;
+    info->sset_mask = 1ULL << ETH_SS_STATS;
+    if (const int error = socket_.Command(netdev, info); error != 0) return error;
+    if ((info->sset_mask & (1ULL << ETH_SS_STATS)) == 0) return EOPNOTSUPP;
+    *count = info->data[0];
+    return *count == 0 ? EOPNOTSUPP : 0;
+  }
+
+  int ReadOnce(const std::string& netdev, EthtoolStatistics* out) const {
+    std::uint32_t count = 0;
+    if (const int error = Count(netdev, &count); error != 0) return error;
+
+    auto strings_buffer =
+        RequestBuffer(sizeof(ethtool_gstrings), count + kHeadroom, ETH_GSTRING_LEN);
+    auto* strings = reinterpret_cast<ethtool_gstrings*>(strings_buffer.data());
+    strings->cmd = ETHTOOL_GSTRINGS;
+    strings->string_set = ETH_SS_STATS;
+    strings->len = count;
+    if (const int error = socket_.Command(netdev, strings); error != 0) return error;
+    if (strings->len != count) return EAGAIN;
+
+    auto stats_buffer = RequestBuffer(sizeof(ethtool_stats), count + kHeadroom, sizeof(__u64));
+    auto* stats = reinterpret_cast<ethtool_stats*>(stats_buffer.data());
+    stats->cmd = ETHTOOL_GSTATS;
+    stats->n_stats = count;
+    if (const int error = socket_.Command(netdev, stats); error != 0) return error;
+    if (stats->n_stats != count) return EAGAIN;
+
+    out->names.resize(count);
+    out->values.resize(count);
+    const char* name = reinterpret_cast<const char*>(strings->data);
+    for (std::uint32_t i = 0; i < count; ++i, name += ETH_GSTRING_LEN) {
+      out->names[i].assign(name, strnlen(name, ETH_GSTRING_LEN));
+      out->values[i] = stats->data[i];
+    }
+    return 0;
+  }
+
+  EthtoolSocket socket_;
+};
+
+}  // namespace
+
+std::unique_ptr<StatisticsSource> MakeKernelStatisticsSource() {
+  return std::make_unique<KernelStatisticsSource>();
+}
+
+}  // namespace rail::nic
