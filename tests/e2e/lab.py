@@ -109,6 +109,15 @@ def children(pid):
     return found
 
 
+def running(pid):
+    """pid exists and is not a zombie."""
+    try:
+        with open("/proc/%d/stat" % pid) as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
 def find(samples, name, **labels):
     """The values of the samples ([(name, labels, value)]) of name with these labels."""
     return [value for sample_name, sample_labels, value in samples

@@ -41,7 +41,7 @@ import urllib.request
 
 import harness
 import lab
-from lab import find
+from lab import find, running
 
 PREFIX = os.environ.get("RAIL_LAB_PREFIX", "rllife")
 MGMT_NET = os.environ.get("RAIL_LAB_MGMT_NET", "10.213.0")
@@ -58,14 +58,6 @@ PROBES = ("  - {kind: tcp_rtt, interval: 3500ms, jitter: 0.1, duration: 200ms, t
 # stopping peer may cause.
 NOT_LISTENING = ("connect", "refused", "unreachable")
 
-
-def running(pid):
-    """pid exists and is not a zombie."""
-    try:
-        with open("/proc/%d/stat" % pid) as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 class Scrapers:

@@ -26,7 +26,7 @@ import time
 
 import harness
 import lab
-from lab import find
+from lab import find, running
 
 PREFIX = os.environ.get("RAIL_LAB_PREFIX", "rlkill")
 KILLS = int(os.environ.get("RAIL_WORKER_KILLS", "20"))
@@ -36,14 +36,6 @@ PROBES = ("  - {kind: ucx_throughput, operation: put, rails: [rail0], message_si
           "  - {kind: ucx_rtt, rails: [rail0], duration: 500ms, timeout: 5s, interval: 10s,"
           " jitter: 0.1}\n")
 
-
-def running(pid):
-    """pid exists and is not a zombie."""
-    try:
-        with open("/proc/%d/stat" % pid) as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 class Scraper(threading.Thread):
