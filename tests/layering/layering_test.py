@@ -3,7 +3,7 @@
 
 Layers come in one order; a layer may use (include, link) only itself and the layers before it:
 
-  base -> sysfs -> inventory -> gpu -> peer -> fleet -> schedule -> probe -> health
+  base -> sysfs -> nic -> inventory -> gpu -> peer -> fleet -> schedule -> probe -> health
        -> collectors -> web -> agent -> main
 
 Checked for every file under src/<layer>/ and include/rail/<layer>/, src/main.cc and
@@ -30,7 +30,7 @@ import sys
 import tempfile
 import unittest
 
-LAYERS = ["base", "sysfs", "inventory", "gpu", "peer", "fleet", "schedule", "probe", "health",
+LAYERS = ["base", "sysfs", "nic", "inventory", "gpu", "peer", "fleet", "schedule", "probe", "health",
           "collectors", "web", "agent"]
 MAIN = "main"
 
@@ -54,6 +54,7 @@ EXTERNAL_HEADERS = {
     "openssl/": {"peer", "web"},
     # fleet: DNS discovery, the plan's hash, Kubernetes discovery
     "ares.h": {"fleet"}, "ares_": {"fleet"}, "xxhash.h": {"fleet"}, "curl/": {"fleet"},
+    "libmnl/": {"nic"},  # netlink
 }
 EXTERNAL_LIBRARIES = {
     "ucx::": {PROBE_UCX},
@@ -64,6 +65,7 @@ EXTERNAL_LIBRARIES = {
     "OpenSSL::": {"peer", "web"},
     "PkgConfig::IBVERBS": {PROBE_UCX, "gpu"},
     "PkgConfig::CARES": {"fleet"}, "PkgConfig::XXHASH": {"fleet"}, "PkgConfig::CURL": {"fleet"},
+    "PkgConfig::MNL": {"nic"},
 }
 
 MAX_FILE_LINES = 400
