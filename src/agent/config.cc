@@ -215,11 +215,11 @@ double Fraction(const YAML::Node& node, const std::string& source, const std::st
 
 void ParseHealth(const YAML::Node& node, const std::string& source, health::Thresholds& out) {
   if (!node.IsMap()) Fail(source, "health", "expected a mapping");
-  RejectUnknownKeys(
-      node,
-      {"probe_throughput_min_line_rate_fraction", "probe_throughput_min_sibling_fraction",
-       "multirail_max_rail_share", "gpu_nic_max_path", "gpu_memory_min_host_ratio"},
-      source, "health.");
+  RejectUnknownKeys(node,
+                    {"probe_throughput_min_line_rate_fraction",
+                     "probe_throughput_min_sibling_fraction", "multirail_max_rail_share",
+                     "gpu_nic_max_path", "gpu_memory_min_host_ratio", "roce_priority"},
+                    source, "health.");
   if (node["probe_throughput_min_line_rate_fraction"]) {
     out.probe_throughput_min_line_rate_fraction =
         Fraction(node["probe_throughput_min_line_rate_fraction"], source,
@@ -251,6 +251,11 @@ void ParseHealth(const YAML::Node& node, const std::string& source, health::Thre
   if (node["gpu_memory_min_host_ratio"]) {
     out.gpu_memory_min_host_ratio =
         Fraction(node["gpu_memory_min_host_ratio"], source, "health.gpu_memory_min_host_ratio");
+  }
+  if (node["roce_priority"]) {
+    out.roce_priority = Scalar<unsigned>(node["roce_priority"], source, "health.roce_priority",
+                                         "a priority from 0 to 7");
+    if (out.roce_priority > 7) Fail(source, "health.roce_priority", "must be 0 to 7");
   }
 }
 

@@ -27,6 +27,7 @@ void CheckGpuNicAffinity(const HealthInputs& inputs,
 void CheckGpuDirect(const HealthInputs& inputs, std::vector<CheckResult>& out);  // gpu_direct
 void CheckGpuMemoryThroughput(const HealthInputs& inputs,
                               std::vector<CheckResult>& out);  // gpu_memory_throughput
+void CheckQosConfig(const HealthInputs& inputs, std::vector<CheckResult>& out);  // qos_config
 
 // A verdict: failing when `reason` is not empty.
 CheckResult Verdict(std::string check, std::string rail, std::string peer, std::string reason);

@@ -110,6 +110,7 @@ std::vector<CheckResult> EvaluateChecks(const HealthInputs& inputs) {
   detail::CheckGpuNicAffinity(inputs, results);
   detail::CheckGpuDirect(inputs, results);
   detail::CheckGpuMemoryThroughput(inputs, results);
+  detail::CheckQosConfig(inputs, results);
 
   // Rails in the inputs' order (configured first), host-wide verdicts ("") before them, rails
   // only the probe results name after them.

@@ -77,6 +77,10 @@ const std::map<std::string, std::string>& Templates() {
       {"gpu_memory_throughput",
        "modprobe nvidia_peermem; ucx_info -d | grep -i cuda; export "
        "UCX_TLS=rc,cuda_copy,cuda_ipc,sm,self UCX_NET_DEVICES={device}:{port}"},
+      {"qos_config",
+       "dcb pfc show dev {netdev}; dcb app show dev {netdev}; dcb pfc set dev {netdev} prio-pfc "
+       "<roce priority>:on; dcb app replace dev {netdev} dscp-prio <dscp>:<roce priority> (the "
+       "same settings on every rail, and as the switch has them)"},
   };
   return kTemplates;
 }
@@ -98,6 +102,7 @@ const std::map<std::string, std::string>& Summaries() {
       {"gpu_nic_affinity", "GPUs and RDMA devices sit close on the PCIe tree"},
       {"gpu_direct", "GPU memory can reach the rails without host staging"},
       {"gpu_memory_throughput", "GPU-memory transfers get near host-memory throughput"},
+      {"qos_config", "PFC is on for the RoCE priority, configured alike on every rail"},
   };
   return kSummaries;
 }
@@ -134,7 +139,8 @@ const std::vector<std::string>& CheckTokens() {
                                                    "pcie_link",
                                                    "gpu_nic_affinity",
                                                    "gpu_direct",
-                                                   "gpu_memory_throughput"};
+                                                   "gpu_memory_throughput",
+                                                   "qos_config"};
   return kTokens;
 }
 

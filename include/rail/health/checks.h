@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "rail/inventory/pcie_topology.h"
+#include "rail/inventory/qos.h"
 #include "rail/inventory/rails.h"
 #include "rail/probe/result_store.h"
 #include "rail/probe/worker.h"
@@ -39,6 +40,9 @@ struct Thresholds {
   // health.gpu_memory_min_host_ratio: a rail whose cuda-memory throughput is below this fraction
   // of its host-memory throughput (same peer and size) fails gpu_memory_throughput.
   double gpu_memory_min_host_ratio = 0.5;
+  // health.roce_priority: the priority RoCE traffic uses (0-7); qos_config fails a rail whose
+  // PFC is off on it. 3 is the priority mlx5's and most switch vendors' RoCE guides use.
+  unsigned roce_priority = 3;
 };
 
 // An IPv4 address configured on an interface (getifaddrs in production, literals in tests).
@@ -58,6 +62,8 @@ struct HealthInputs {
   const std::vector<probe::SeriesState>* probe_series = nullptr;
   const inventory::PcieTopology* topology = nullptr;
   const sysfs::PeerMemoryState* peer_memory = nullptr;
+  // The rails' DCB configuration; nullptr when not read (the qos collector is off).
+  const std::vector<inventory::RailQos>* qos = nullptr;
   // The probe worker's last hello; nullptr while none is known (no worker yet): the GPU checks
   // that need the driver's answer then say nothing rather than guess.
   const probe::WorkerCapabilities* capabilities = nullptr;
@@ -74,7 +80,7 @@ struct HealthInputs {
 // rail_check_info{check,rail,peer,reason}. Check tokens (stable, used by the alert rules):
 //   port_active, port_rate, roce_gid, duplicate_subnet, mtu, peer_mtu, peer_version,
 //   counter_saturated, multirail_striping, probe_throughput, transport_fallback,
-//   pcie_link, gpu_nic_affinity, gpu_direct, gpu_memory_throughput
+//   pcie_link, gpu_nic_affinity, gpu_direct, gpu_memory_throughput, qos_config
 struct CheckResult {
   std::string check;  // one of the tokens above
   std::string rail;   // the rail label; "" for host-wide checks
@@ -90,6 +96,10 @@ std::string VersionDifferences(const std::string& peer_agent_version,
                                const std::string& peer_ucx_version,
                                const std::string& own_agent_version,
                                const std::string& own_ucx_version);
+
+// Why qos_config gives no verdict about the rail (the netdev has no DCB, or its driver reports no
+// PFC configuration), for people; "" when it judges it.
+std::string QosConfigUnjudged(const inventory::RailQos& qos);
 
 // Every check, for every rail it applies to, in a stable order (check, then rail).
 std::vector<CheckResult> EvaluateChecks(const HealthInputs& inputs);

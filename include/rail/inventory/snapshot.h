@@ -9,6 +9,7 @@
 
 #include "rail/inventory/gid_cache.h"
 #include "rail/inventory/pcie_topology.h"
+#include "rail/inventory/qos.h"
 #include "rail/inventory/rails.h"
 #include "rail/sysfs/filesystem.h"
 #include "rail/sysfs/infiniband.h"
@@ -27,6 +28,8 @@ struct Sources {
   GidCache* gid_cache = nullptr;            // when set, GID tables come through it
   std::vector<RailConfig> rails;            // rails[] of the configuration
   bool discover_unlisted = true;            // also publish active ports no rails[] entry names
+  const nic::DcbReader* dcb = nullptr;      // where rails' DCB configuration comes from
+  bool qos = false;                         // read it (the qos collector is on)
 };
 
 class Snapshot {
@@ -44,6 +47,8 @@ class Snapshot {
   const PcieTopology& Topology();
   // The NIC side of GPUDirect RDMA: peer memory, nvidia_peermem, kernel release.
   const sysfs::PeerMemoryState& PeerMemory();
+  // The rails' QoS configuration; empty unless `qos` is set and a DCB reader is given.
+  const std::vector<RailQos>& Qos();
 
   const Sources& sources() const { return sources_; }
   sysfs::ReadErrors& errors() { return errors_; }
@@ -57,6 +62,7 @@ class Snapshot {
   std::optional<std::vector<sysfs::NetDevice>> net_devices_;
   std::optional<PcieTopology> topology_;
   std::optional<sysfs::PeerMemoryState> peer_memory_;
+  std::optional<std::vector<RailQos>> qos_;
 };
 
 }  // namespace rail::inventory
