@@ -17,6 +17,7 @@
 #include "rail/collectors/collector_set.h"
 #include "rail/health/checks.h"
 #include "rail/inventory/gid_cache.h"
+#include "rail/nic/dcb.h"
 #include "rail/peer/responder.h"
 #include "rail/probe/result_store.h"
 #include "rail/sysfs/filesystem.h"
@@ -213,6 +214,8 @@ void Agent::StartCollectors() {
   sources.inventory.gid_cache = gid_cache_.get();
   sources.inventory.rails = config_.rails;
   sources.inventory.discover_unlisted = config_.DiscoverUnlisted();
+  static const nic::NetlinkDcbReader kKernelDcb;  // stateless: a socket of its own per read
+  sources.inventory.dcb = &kKernelDcb;
   sources.self_proc = self_proc_.get();
   sources.responder_stats = [this]() {
     return responder_ ? responder_->Snapshot() : peer::ResponderStats{};

@@ -9,11 +9,10 @@ using Factory = std::unique_ptr<Collector> (*)();
 
 // Scrape order.
 constexpr Factory kFactories[] = {
-    MakeInfinibandCollector, MakeHwCountersCollector, MakeGidCollector,
-    MakeRailsCollector,      MakeNetclassCollector,   MakeNetdevCollector,
-    MakeBondingCollector,    MakePcieCollector,       MakeExporterCollector,
-    MakeProbeCollector,      MakeResponderCollector,  MakeProbeWorkerCollector,
-    MakeGpuDirectCollector,  MakeHealthCollector,     MakeFleetCollector,
+    MakeInfinibandCollector,  MakeHwCountersCollector, MakeGidCollector,     MakeRailsCollector,
+    MakeNetclassCollector,    MakeNetdevCollector,     MakeBondingCollector, MakePcieCollector,
+    MakeQosCollector,         MakeExporterCollector,   MakeProbeCollector,   MakeResponderCollector,
+    MakeProbeWorkerCollector, MakeGpuDirectCollector,  MakeHealthCollector,  MakeFleetCollector,
 };
 
 }  // namespace
@@ -47,11 +46,13 @@ void SelectReads(const std::vector<std::string>& collectors, inventory::Sources*
     wanted.hw_counters |= needs.hw_counters;
     wanted.gids |= needs.gids;
     wanted.netdev_statistics |= needs.netdev_statistics;
+    wanted.qos |= needs.qos;
   }
   sources->infiniband.counters = wanted.port_counters;
   sources->infiniband.hw_counters = wanted.hw_counters;
   sources->infiniband.gids = wanted.gids;
   sources->netdev.statistics = wanted.netdev_statistics;
+  sources->qos = wanted.qos;
 }
 
 }  // namespace rail::collectors

@@ -50,6 +50,7 @@ class Scrape {
   const std::vector<sysfs::NetDevice>& NetDevices() { return inventory_.NetDevices(); }
   const inventory::PcieTopology& Topology() { return inventory_.Topology(); }
   const sysfs::PeerMemoryState& PeerMemory() { return inventory_.PeerMemory(); }
+  const std::vector<inventory::RailQos>& Qos() { return inventory_.Qos(); }
   const health::SnapshotVerdicts& Verdicts();
 
   const Sources& sources() const { return sources_; }
@@ -69,6 +70,7 @@ struct Reads {
   bool hw_counters = false;        // ports/<p>/hw_counters/
   bool gids = false;               // ports/<p>/gids/, gid_attrs/
   bool netdev_statistics = false;  // class/net/<netdev>/statistics/
+  bool qos = false;                // the rails' DCB configuration (netlink) and ECN enablement
 };
 
 class Collector {

@@ -7,6 +7,7 @@
 #include <regex>
 #include <sstream>
 
+#include "rail/nic/dcb.h"
 #include "rail/sysfs/filesystem.h"
 #include "support/scrape.h"
 
@@ -35,6 +36,9 @@ void ExpectGolden(const std::string& tree, const std::string& golden_name) {
   Sources sources;
   sources.inventory.sys = &sys;
   sources.inventory.proc = &proc;
+  // DCB answers recorded for the tree's netdevs (a tree without them: no_such_device for each).
+  const nic::RecordedDcbReader dcb(kFixtures + "/" + tree + "/dcb");
+  sources.inventory.dcb = &dcb;
   // The exporter collector reports this process (RSS, CPU, revision): not reproducible.
   std::vector<std::string> collectors;
   for (const auto& name : test::AllCollectorNames()) {
