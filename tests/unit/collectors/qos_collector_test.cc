@@ -7,6 +7,7 @@
 #include "rail/collectors/collector_set.h"
 #include "rail/nic/dcb.h"
 #include "rail/sysfs/filesystem.h"
+#include "support/fake_filesystem.h"
 #include "support/scrape.h"
 
 namespace rail::collectors {
@@ -31,8 +32,8 @@ class CountingDcbReader final : public nic::DcbReader {
 };
 
 struct QosScrape {
-  explicit QosScrape(std::vector<std::string> collectors) {
-    sources.inventory.sys = &sys;
+  explicit QosScrape(std::vector<std::string> collectors, const sysfs::Filesystem* tree = nullptr) {
+    sources.inventory.sys = tree != nullptr ? tree : &sys;
     sources.inventory.proc = &proc;
     sources.inventory.dcb = &dcb;
     families = CollectorSet(sources, collectors).Collect();
@@ -69,6 +70,24 @@ TEST(QosCollectorTest, PublishesPfcTrustAndDscpMapPerRail) {
   EXPECT_EQ(
       Sample(scrape.families, "rail_check_ok", {{"check", "qos_config"}, {"rail", "rocep1s0f0:1"}}),
       1);
+}
+
+TEST(QosCollectorTest, EcnWhereTheDriverExposesIt) {
+  // MLNX_OFED's files on one rail: ECN on priority 3 at both points, the others off.
+  test::FakeFilesystem sys(kTree + "/sys");
+  for (unsigned priority = 0; priority < 8; ++priority) {
+    const std::string value = priority == 3 ? "1\n" : "0\n";
+    sys.AddFile("class/net/enp1s0f0np0/ecn/roce_np/enable/" + std::to_string(priority), value);
+    sys.AddFile("class/net/enp1s0f0np0/ecn/roce_rp/enable/" + std::to_string(priority), value);
+  }
+  const QosScrape scrape({"qos"}, &sys);
+  EXPECT_EQ(SampleCount(scrape.families, "rail_qos_roce_ecn_enabled"), 16u);
+  EXPECT_EQ(Sample(scrape.families, "rail_qos_roce_ecn_enabled",
+                   {{"netdev", "enp1s0f0np0"}, {"point", "notification"}, {"priority", "3"}}),
+            1);
+  EXPECT_EQ(Sample(scrape.families, "rail_qos_roce_ecn_enabled",
+                   {{"netdev", "enp1s0f0np0"}, {"point", "reaction"}, {"priority", "4"}}),
+            0);
 }
 
 TEST(QosCollectorTest, OffMeansNoRequestAndNoVerdict) {
