@@ -89,6 +89,8 @@ TEST(GoldenTest, Hgx8GpuScrape) {
 // Soft-RoCE: no PMA, the netdevs' statistics stand in for the ports' byte counters.
 TEST(GoldenTest, RxeDualRailScrape) {
   ExpectGolden("rxe-dual-rail", "rxe-dual-rail.prom");
+}
+
 TEST(GoldenTest, BnxtRoceScrape) {
   ExpectGolden("bnxt-roce", "bnxt-roce.prom");
 }
