@@ -139,6 +139,63 @@ def fabric_panels():
     ]
 
 
+def qos_panels():
+    """The rails' QoS configuration as their drivers report it through DCB netlink, next to the
+    qos_config verdict, and the PFC frames the drivers count per priority."""
+    config = table(
+        "Rail QoS (DCB)",
+        "One row per rail with an Ethernet netdev: whether the driver answers DCB netlink "
+        "(rail_qos_dcb_info: not_supported means no DCB, so PFC is unknown, not off), trust "
+        "(rail_qos_trust_info), the priorities with PFC on (rail_qos_pfc_enabled), how many DSCP "
+        "values the app table maps (rail_qos_dscp_priority) and the qos_config verdict. Rails of "
+        "a host should read alike; `dcb pfc show` and `dcb app show` print the same.",
+        targets(
+            "max by (instance, rail, netdev, state) (rail_qos_dcb_info{%s})" % SEL,
+            "max by (instance, rail, trust) (rail_qos_trust_info{%s})" % SEL,
+            "count by (instance, rail) (rail_qos_pfc_enabled{%s} == 1)" % SEL,
+            "count by (instance, rail) (rail_qos_dscp_priority{%s})" % SEL,
+            "min by (instance, rail) (rail_check_ok{%s, check=\"qos_config\"})" % SEL,
+            instant=True, fmt="table"),
+        merged_table_transformations(
+            hide=["Time", "Value #A", "Value #B"],
+            order=["instance", "rail", "netdev", "state", "trust", "Value #C", "Value #D",
+                   "Value #E"],
+            rename={"instance": "Instance", "rail": "Rail", "netdev": "Netdev",
+                    "state": "DCB", "trust": "Trust"}),
+        [
+            override("byName", "Value #C", displayName="PFC priorities"),
+            override("byName", "Value #D", displayName="DSCP entries"),
+            override("byName", "Value #E", displayName="qos_config", mappings=OK_FAIL,
+                     custom__cellOptions={"type": "color-background"}),
+        ],
+        sort_by="Rail")
+    enabled = table(
+        "PFC on",
+        "The priorities with PFC enabled per rail (rail_qos_pfc_enabled == 1); RoCE needs it on "
+        "health.roce_priority (3 by default).",
+        targets("max by (instance, rail, priority) (rail_qos_pfc_enabled{%s} == 1)" % SEL,
+                instant=True, fmt="table"),
+        [{"id": "organize", "options": {
+            "excludeByName": {"Time": True, "Value": True},
+            "indexByName": {"instance": 0, "rail": 1, "priority": 2},
+            "renameByName": {"instance": "Instance", "rail": "Rail", "priority": "Priority"}}}],
+        [], sort_by="Rail")
+    frames = timeseries(
+        "PFC frames per priority",
+        "PFC pause frames the NIC sent (requests: it asks its switch to pause) and received "
+        "(indications: its transmitter is paused) per priority, as the driver counts them for "
+        "DCB netlink (rail_qos_pfc_requests_total, rail_qos_pfc_indications_total).",
+        targets(("rate(rail_qos_pfc_requests_total{%s}[$__rate_interval]) > 0" % SEL,
+                 "{{instance}} {{rail}} prio {{priority}} sent"),
+                ("rate(rail_qos_pfc_indications_total{%s}[$__rate_interval]) > 0" % SEL,
+                 "{{instance}} {{rail}} prio {{priority}} received")),
+        "pps", minimum=0)
+    return [
+        (row("QoS (DCB)"), 24, 1),
+        (config, 12, 8), (enabled, 4, 8), (frames, 8, 8),
+    ]
+
+
 def host_overview():
     rail_table = table(
         "Rails",
@@ -282,7 +339,7 @@ def host_overview():
         (failing, 12, 8), (checks, 12, 8),
         (agents, 12, 7), (devices, 12, 7),
         (gids, 24, 8),
-    ] + gpu_path_panels() + fabric_panels()
+    ] + gpu_path_panels() + fabric_panels() + qos_panels()
     return dashboard(
         "rail-exporter-host", "Rail exporter / Host overview",
         "The rails of a host: state, speed, netdev, RoCE v2 GID, the transport UCX really uses, "

@@ -10,6 +10,7 @@
 #include "rail/collectors/collector_set.h"
 #include "rail/health/checks.h"
 #include "rail/inventory/gid_cache.h"
+#include "rail/nic/dcb.h"
 #include "rail/probe/result_store.h"
 #include "rail/probing/service.h"
 #include "rail/sysfs/filesystem.h"
@@ -184,6 +185,8 @@ void Agent::StartCollectors() {
   sources.inventory.gid_cache = gid_cache_.get();
   sources.inventory.rails = config_.rails;
   sources.inventory.discover_unlisted = config_.DiscoverUnlisted();
+  static const nic::NetlinkDcbReader kKernelDcb;  // stateless: a socket of its own per read
+  sources.inventory.dcb = &kKernelDcb;
   sources.self_proc = self_proc_.get();
   const probing::ProbingService* probing = probing_.get();
   sources.responder_stats = [probing] {

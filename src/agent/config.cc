@@ -239,7 +239,8 @@ void ParseHealth(const YAML::Node& node, const std::string& source, health::Thre
       node,
       {"probe_throughput_min_line_rate_fraction", "probe_throughput_min_sibling_fraction",
        "multirail_max_rail_share", "gpu_nic_max_path", "gpu_memory_min_host_ratio", "fabric_window",
-       "pfc_pause_max_fraction", "link_max_corrected_bit_ratio", "nic_temperature_margin_celsius"},
+       "pfc_pause_max_fraction", "link_max_corrected_bit_ratio", "nic_temperature_margin_celsius",
+       "roce_priority"},
       source, "health.");
   ParseFabricHealth(node, source, out);
   if (node["probe_throughput_min_line_rate_fraction"]) {
@@ -273,6 +274,11 @@ void ParseHealth(const YAML::Node& node, const std::string& source, health::Thre
   if (node["gpu_memory_min_host_ratio"]) {
     out.gpu_memory_min_host_ratio =
         Fraction(node["gpu_memory_min_host_ratio"], source, "health.gpu_memory_min_host_ratio");
+  }
+  if (node["roce_priority"]) {
+    out.roce_priority = Scalar<unsigned>(node["roce_priority"], source, "health.roce_priority",
+                                         "a priority from 0 to 7");
+    if (out.roce_priority > 7) Fail(source, "health.roce_priority", "must be 0 to 7");
   }
 }
 

@@ -19,6 +19,7 @@
 #include "rail/health/remedies.h"
 #include "rail/health/snapshot_checks.h"
 #include "rail/inventory/snapshot.h"
+#include "rail/nic/dcb.h"
 #include "rail/peer/client.h"
 #include "rail/probe/result_store.h"
 #include "rail/probe/worker.h"
@@ -88,6 +89,10 @@ std::string Evidence(const health::CheckResult& verdict, inventory::Snapshot& sn
   if (check == "pcie_link") return PciFiles(snapshot, rail);
   if (check == "gpu_nic_affinity") return "the PCIe tree (sysfs bus/pci/devices/ link targets)";
   if (check == "nic_temperature") return "sysfs class/hwmon/<the NIC's hwmon>/temp*";
+  if (check == "qos_config") {
+    const auto netdev = rail ? rail->netdev : "<netdev>";
+    return fmt::format("DCB netlink (dcb pfc show dev {0}; dcb app show dev {0})", netdev);
+  }
   if (check == "gpu_direct") {
     return "the probe worker's --capabilities (CUDA driver, dma-buf, UCX memory types); sysfs "
            "kernel/mm/memory_peers/, module/nvidia_peermem/";
@@ -194,6 +199,31 @@ void Gpus(inventory::Snapshot& snapshot, const probe::WorkerCapabilities* capabi
   for (const auto& gpu : topology.gpus) {
     out.push_back(Info("gpu", "", GpuLine(topology, gpu, capabilities),
                        "sysfs bus/pci/devices/" + gpu.pci_bus_id));
+  }
+}
+
+// The rails qos_config cannot judge (no DCB on the netdev), and why: no verdict is not a pass.
+// DCB netlink answers for this host's netdevs, so a tree other than the live /sys is not asked.
+void QosUnjudged(inventory::Snapshot& snapshot, bool this_host, std::vector<Finding>& out) {
+  const auto& rails = snapshot.Rails();
+  const bool ethernet = std::any_of(rails.begin(), rails.end(), [](const inventory::Rail& rail) {
+    return !rail.netdev.empty() && rail.link_layer != "InfiniBand";
+  });
+  if (!this_host) {
+    if (ethernet) {
+      out.push_back(Info("qos_config", "",
+                         "not judged: --path.sysfs is not this host's /sys, and DCB netlink "
+                         "answers for this host's netdevs",
+                         "DCB netlink (dcb pfc show; dcb app show)"));
+    }
+    return;
+  }
+  for (const auto& qos : snapshot.Qos()) {
+    if (auto why = health::QosConfigUnjudged(qos); !why.empty()) {
+      out.push_back(Info(
+          "qos_config", qos.rail, "not judged: " + why,
+          fmt::format("DCB netlink (dcb pfc show dev {0}; dcb app show dev {0})", qos.netdev)));
+    }
   }
 }
 
@@ -316,6 +346,11 @@ std::vector<Finding> Diagnose(const DoctorOptions& options) {
     recorded = std::make_unique<nic::DumpStatisticsSource>(*ethtool_dumps);
     sources.nic_statistics = recorded.get();
   }
+  std::error_code error;
+  const bool this_host = std::filesystem::equivalent(options.sysfs_root, "/sys", error);
+  const nic::NetlinkDcbReader dcb;
+  sources.dcb = &dcb;
+  sources.qos = this_host;
   sysfs::ReadErrors errors;
   inventory::Snapshot snapshot(sources, errors);
   health::Context context;
@@ -331,6 +366,7 @@ std::vector<Finding> Diagnose(const DoctorOptions& options) {
   SubnetsOfAnotherTree(options.sysfs_root, findings);
   GidIndexes(snapshot, findings);
   NicFabric(snapshot, findings);
+  QosUnjudged(snapshot, this_host, findings);
   Gpus(snapshot, capabilities ? &*capabilities : nullptr, findings);
   findings.push_back(CapabilitiesFinding(capabilities, capabilities_error));
   ReadProblems(errors, findings);

@@ -11,7 +11,8 @@ using Factory = std::unique_ptr<Collector> (*)();
 constexpr Factory kFactories[] = {
     MakeInfinibandCollector,  MakeHwCountersCollector, MakeGidCollector,     MakeRailsCollector,
     MakeNetclassCollector,    MakeNetdevCollector,     MakeBondingCollector, MakeEthtoolCollector,
-    MakePcieCollector,        MakeExporterCollector,   MakeProbeCollector,   MakeResponderCollector,
+    MakePcieCollector,        MakeQosCollector,        MakeExporterCollector, MakeProbeCollector,
+    MakeResponderCollector,
     MakeProbeWorkerCollector, MakeGpuDirectCollector,  MakeHealthCollector,  MakeFleetCollector,
 };
 
@@ -47,12 +48,14 @@ void SelectReads(const std::vector<std::string>& collectors, inventory::Sources*
     wanted.gids |= needs.gids;
     wanted.netdev_statistics |= needs.netdev_statistics;
     wanted.fabric |= needs.fabric;
+    wanted.qos |= needs.qos;
   }
   sources->infiniband.counters = wanted.port_counters;
   sources->infiniband.hw_counters = wanted.hw_counters;
   sources->infiniband.gids = wanted.gids;
   sources->netdev.statistics = wanted.netdev_statistics;
   sources->fabric = wanted.fabric;
+  sources->qos = wanted.qos;
 }
 
 }  // namespace rail::collectors

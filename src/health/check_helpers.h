@@ -37,6 +37,7 @@ void CheckLinkFlaps(const HealthInputs& inputs, std::vector<CheckResult>& out); 
 void CheckLinkErrors(const HealthInputs& inputs, std::vector<CheckResult>& out);  // link_errors
 void CheckNicTemperature(const HealthInputs& inputs,
                          std::vector<CheckResult>& out);  // nic_temperature
+void CheckQosConfig(const HealthInputs& inputs, std::vector<CheckResult>& out);  // qos_config
 
 // A verdict: failing when `reason` is not empty.
 CheckResult Verdict(std::string check, std::string rail, std::string peer, std::string reason);

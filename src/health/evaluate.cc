@@ -117,6 +117,7 @@ std::vector<CheckResult> EvaluateChecks(const HealthInputs& inputs) {
   detail::CheckLinkFlaps(inputs, results);
   detail::CheckLinkErrors(inputs, results);
   detail::CheckNicTemperature(inputs, results);
+  detail::CheckQosConfig(inputs, results);
 
   // Rails in the inputs' order (configured first), host-wide verdicts ("") before them, rails
   // only the probe results name after them.

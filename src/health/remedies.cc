@@ -65,6 +65,10 @@ std::map<std::string, std::string> FabricTemplates() {
       {"nic_temperature",
        "grep . /sys/class/hwmon/*/temp*_{{input,crit,label}}; ethtool -m {netdev}; check the "
        "airflow over the NIC"},
+      {"qos_config",
+       "dcb pfc show dev {netdev}; dcb app show dev {netdev}; dcb pfc set dev {netdev} prio-pfc "
+       "<roce priority>:on; dcb app replace dev {netdev} dscp-prio <dscp>:<roce priority> (the "
+       "same settings on every rail, and as the switch has them)"},
   };
 }
 
@@ -144,6 +148,7 @@ const std::map<std::string, std::string>& Summaries() {
       {"link_flaps", "the link stayed up within the window"},
       {"link_errors", "no uncorrected error and few corrected bits within the window"},
       {"nic_temperature", "the NIC's sensors are well below their critical temperature"},
+      {"qos_config", "PFC is on for the RoCE priority, configured alike on every rail"},
   };
   return kSummaries;
 }
@@ -187,7 +192,8 @@ const std::vector<std::string>& CheckTokens() {
                                                    "roce_drops",
                                                    "link_flaps",
                                                    "link_errors",
-                                                   "nic_temperature"};
+                                                   "nic_temperature",
+                                                   "qos_config"};
   return kTokens;
 }
 

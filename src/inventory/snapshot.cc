@@ -80,4 +80,13 @@ const sysfs::PeerMemoryState& Snapshot::PeerMemory() {
   return *peer_memory_;
 }
 
+const std::vector<RailQos>& Snapshot::Qos() {
+  if (qos_) return *qos_;
+  qos_.emplace();
+  if (sources_.qos && sources_.dcb != nullptr) {
+    qos_ = ReadRailQos(Rails(), *sources_.dcb, *sources_.sys, errors_);
+  }
+  return *qos_;
+}
+
 }  // namespace rail::inventory

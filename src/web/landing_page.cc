@@ -124,7 +124,7 @@ void RenderRow(std::ostringstream& html, const LandingRailRow& row) {
        << Escape(row.roce_gid) << "</td><td title=\"" << Escape(row.throughput_probe) << "\">"
        << Throughput(row.throughput_bytes_per_second) << "</td><td>"
        << RoundTrip(row.rtt_p50_seconds) << "</td><td>" << RoundTrip(row.rtt_p99_seconds)
-       << "</td><td>" << Escape(row.transport) << "</td>";
+       << "</td><td>" << Escape(row.transport) << "</td><td>" << Escape(row.qos) << "</td>";
   RenderChecks(html, row.failing, row.fixes);
   html << "</tr>\n";
 }
@@ -151,7 +151,8 @@ std::string RenderLandingPage(const LandingPage& page) {
   }
   html << "<h2>Rails</h2>\n<table id=\"rails\"><tr><th>rail</th><th>device</th><th>netdev</th>"
        << "<th>state</th><th>speed</th><th>IPv4</th><th>RoCE v2 GID</th><th>probe throughput</th>"
-       << "<th>RTT p50</th><th>RTT p99</th><th>transport</th><th>failing checks</th></tr>\n";
+       << "<th>RTT p50</th><th>RTT p99</th><th>transport</th><th>QoS</th><th>failing "
+          "checks</th></tr>\n";
   for (const auto& row : page.rails) RenderRow(html, row);
   html << "</table>\n";
   if (page.rails.empty()) html << "<p id=\"no-rails\">No rail: no active RDMA port.</p>\n";

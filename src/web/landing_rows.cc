@@ -69,6 +69,17 @@ std::string SizeText(std::uint64_t bytes) {
   return std::to_string(bytes) + " B";
 }
 
+std::string QosText(const inventory::RailQos& qos) {
+  const auto& dcb = qos.dcb;
+  if (dcb.state != nic::DcbState::kAvailable) {
+    return std::string("no DCB (") + nic::DcbStateName(dcb.state) + ")";
+  }
+  std::string text = dcb.pfc ? "PFC " + dcb.pfc->EnabledText() : std::string("PFC unknown");
+  text += std::string(", trust ") + nic::TrustName(dcb.trust());
+  if (!dcb.dscp_map.empty()) text += ", " + std::to_string(dcb.dscp_map.size()) + " DSCP";
+  return text;
+}
+
 // The latest successful result of the rail's series that `wanted` accepts.
 const probe::SeriesState* Latest(const std::vector<probe::SeriesState>& series,
                                  const std::string& rail,
@@ -232,6 +243,9 @@ LandingPage BuildLandingPage(collectors::Scrape& scrape, LandingPage page) {
   page.has_rdma_devices = !scrape.Devices().empty();
   page.rails = BuildLandingRows(scrape.Rails(), scrape.Devices(), scrape.NetDevices(), current,
                                 verdicts.checks, verdicts.addresses, &scrape.Topology());
+  for (auto& row : page.rails) {
+    if (const auto* qos = inventory::FindRailQos(scrape.Qos(), row.rail)) row.qos = QosText(*qos);
+  }
   page.host_failing = HostFailingChecks(page.rails, verdicts.checks);
   for (const auto& check : page.host_failing) {
     page.host_fixes.push_back(health::Remedy(check, scrape.Rails(), &scrape.Topology()));

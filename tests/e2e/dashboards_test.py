@@ -80,6 +80,17 @@ FLEET_LABELS = {
     "rail_fleet_rail_rtt_worst_seconds": {"kind", "rail"},
     "rail_fleet_rail_peers": {"kind", "rail", "state"},
 }
+# Families only an agent whose rails' drivers answer DCB netlink exports (the fixture trees are
+# read by an agent that asks this host's kernel, which knows none of their netdevs; issue 23).
+QOS_LABELS = {
+    "rail_qos_pfc_enabled": {"rail", "netdev", "priority"},
+    "rail_qos_pfc_capability": {"rail", "netdev"},
+    "rail_qos_pfc_requests_total": {"rail", "netdev", "priority"},
+    "rail_qos_pfc_indications_total": {"rail", "netdev", "priority"},
+    "rail_qos_trust_info": {"rail", "netdev", "trust"},
+    "rail_qos_dscp_priority": {"rail", "netdev", "dscp"},
+    "rail_qos_roce_ecn_enabled": {"rail", "netdev", "point", "priority"},
+}
 # Families named here until src/ exports them: the health checks' (src/health, issue 4) and the
 # fleet's (src/collectors/fleet.cc, issue 13). A metric of this set that src/ names is accepted
 # from src/ like every other.
@@ -296,7 +307,7 @@ class DashboardStructureTest(unittest.TestCase):
             exported, values = exported_by_fixtures()
             src = names_in_src()
             labels = dict(exported)
-            pending = dict(PROBE_AND_HEALTH_LABELS, **FLEET_LABELS)
+            pending = dict(PROBE_AND_HEALTH_LABELS, **FLEET_LABELS, **QOS_LABELS)
             for name, names in pending.items():
                 family = name[:-len("_bucket")] if name.endswith("_bucket") else name
                 if family in src or name in PENDING_IN_SRC:

@@ -75,7 +75,7 @@ class RailTable(HTMLParser):
 
 
 COLUMNS = ["rail", "device", "netdev", "state", "speed", "IPv4", "RoCE v2 GID",
-           "probe throughput", "RTT p50", "RTT p99", "transport", "failing checks"]
+           "probe throughput", "RTT p50", "RTT p99", "transport", "QoS", "failing checks"]
 
 
 def chromium(test, tmp, *args, ns=None):
@@ -131,6 +131,8 @@ class LandingPageBrowserTest(unittest.TestCase):
         self.assertEqual(rail9["state"], "missing")
         self.assertIn("port_active", rail9["failing checks"])
         self.assertEqual(rail0["failing checks"], "none")
+        # DCB netlink asks this host's kernel, which has no netdev of the tree's names.
+        self.assertEqual(rail0["QoS"], "no DCB (no_such_device)")
 
         # The same rails as the metrics: the page and /metrics never disagree on what a rail is.
         metrics = self.agent.scrape()
@@ -188,6 +190,7 @@ class LandingPageLabTest(unittest.TestCase):
             self.assertRegex(row["RTT p50"], r"^\d+\.\d+ (µs|ms)$", row)
             self.assertRegex(row["RTT p99"], r"^\d+\.\d+ (µs|ms)$", row)
             self.assertIn("tcp", row["transport"], row)
+            self.assertEqual(row["QoS"], "no DCB (not_supported)", row)  # veth: no DCB
         path = os.environ.get("RAIL_LANDING_SCREENSHOT") or os.path.join(self.tmp, "landing.png")
         chromium(self, self.tmp, "--screenshot=" + os.path.abspath(path),
                  "--window-size=1500,460", url, ns=self.ns_a)

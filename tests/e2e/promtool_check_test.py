@@ -12,7 +12,7 @@ import harness  # noqa: E402
 
 ALL_COLLECTORS = ["--collector.%s" % name for name in
                   ("infiniband", "hw_counters", "gid", "rails", "netclass", "netdev", "bonding",
-                   "ethtool", "pcie", "exporter")]
+                   "ethtool", "pcie", "qos", "exporter")]
 
 
 class PromtoolCheckTest(unittest.TestCase):

@@ -55,6 +55,7 @@ EXTERNAL_HEADERS = {
     "openssl/": {"peer", "web"},
     # fleet: DNS discovery, the plan's hash, Kubernetes discovery
     "ares.h": {"fleet"}, "ares_": {"fleet"}, "xxhash.h": {"fleet"}, "curl/": {"fleet"},
+    "libmnl/": {"nic"},  # netlink
 }
 EXTERNAL_LIBRARIES = {
     "ucx::": {PROBE_UCX},
@@ -65,6 +66,7 @@ EXTERNAL_LIBRARIES = {
     "OpenSSL::": {"peer", "web"},
     "PkgConfig::IBVERBS": {PROBE_UCX, "gpu"},
     "PkgConfig::CARES": {"fleet"}, "PkgConfig::XXHASH": {"fleet"}, "PkgConfig::CURL": {"fleet"},
+    "PkgConfig::MNL": {"nic"},
 }
 
 MAX_FILE_LINES = 400

@@ -63,6 +63,7 @@ class Scrape {
   const std::vector<inventory::RailTemperature>& NicTemperatures() {
     return inventory_.NicTemperatures();
   }
+  const std::vector<inventory::RailQos>& Qos() { return inventory_.Qos(); }
   const health::SnapshotVerdicts& Verdicts();
 
   const Sources& sources() const { return sources_; }
@@ -83,6 +84,7 @@ struct Reads {
   bool gids = false;               // ports/<p>/gids/, gid_attrs/
   bool netdev_statistics = false;  // class/net/<netdev>/statistics/
   bool fabric = false;             // `ethtool -S` of the rails' netdevs, their NICs' hwmon
+  bool qos = false;                // the rails' DCB configuration (netlink) and ECN enablement
 };
 
 class Collector {

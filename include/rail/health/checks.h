@@ -13,6 +13,7 @@
 
 #include "rail/health/counter_history.h"
 #include "rail/inventory/pcie_topology.h"
+#include "rail/inventory/qos.h"
 #include "rail/inventory/rails.h"
 #include "rail/inventory/snapshot.h"
 #include "rail/probe/result_store.h"
@@ -54,6 +55,9 @@ struct Thresholds {
   // health.nic_temperature_margin_celsius: a NIC sensor within this many degrees of its critical
   // temperature fails nic_temperature.
   double nic_temperature_margin_celsius = 10.0;
+  // health.roce_priority: the priority RoCE traffic uses (0-7); qos_config fails a rail whose
+  // PFC is off on it. 3 is the priority mlx5's and most switch vendors' RoCE guides use.
+  unsigned roce_priority = 3;
 
   bool operator==(const Thresholds&) const = default;
 };
@@ -75,6 +79,8 @@ struct HealthInputs {
   const std::vector<probe::SeriesState>* probe_series = nullptr;
   const inventory::PcieTopology* topology = nullptr;
   const sysfs::PeerMemoryState* peer_memory = nullptr;
+  // The rails' DCB configuration; nullptr when not read (the qos collector is off).
+  const std::vector<inventory::RailQos>* qos = nullptr;
   // The probe worker's last hello; nullptr while none is known (no worker yet): the GPU checks
   // that need the driver's answer then say nothing rather than guess.
   const probe::WorkerCapabilities* capabilities = nullptr;
@@ -96,7 +102,7 @@ struct HealthInputs {
 // rail_check_info{check,rail,peer,reason}. Check tokens (stable, used by the alert rules):
 //   port_active, port_rate, roce_gid, duplicate_subnet, mtu, peer_mtu, peer_version,
 //   counter_saturated, multirail_striping, probe_throughput, transport_fallback,
-//   pcie_link, gpu_nic_affinity, gpu_direct, gpu_memory_throughput,
+//   pcie_link, gpu_nic_affinity, gpu_direct, gpu_memory_throughput, qos_config,
 //   pfc_storm, pfc_pause, roce_congestion_control, roce_drops, link_flaps, link_errors,
 //   nic_temperature
 struct CheckResult {
@@ -114,6 +120,10 @@ std::string VersionDifferences(const std::string& peer_agent_version,
                                const std::string& peer_ucx_version,
                                const std::string& own_agent_version,
                                const std::string& own_ucx_version);
+
+// Why qos_config gives no verdict about the rail (the netdev has no DCB, or its driver reports no
+// PFC configuration), for people; "" when it judges it.
+std::string QosConfigUnjudged(const inventory::RailQos& qos);
 
 // Every check, for every rail it applies to, in a stable order (check, then rail).
 std::vector<CheckResult> EvaluateChecks(const HealthInputs& inputs);

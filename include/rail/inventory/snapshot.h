@@ -9,6 +9,7 @@
 
 #include "rail/inventory/gid_cache.h"
 #include "rail/inventory/pcie_topology.h"
+#include "rail/inventory/qos.h"
 #include "rail/inventory/rails.h"
 #include "rail/nic/ethtool.h"
 #include "rail/nic/fabric_counters.h"
@@ -49,6 +50,8 @@ struct RailTemperature {
   std::string rail;
   std::string hwmon;  // "hwmon3"
   sysfs::HwmonTemperature sensor;
+  const nic::DcbReader* dcb = nullptr;      // where rails' DCB configuration comes from
+  bool qos = false;                         // read it (the qos collector is on)
 };
 
 class Snapshot {
@@ -71,6 +74,8 @@ class Snapshot {
   // The rails' NIC temperatures; empty unless sources().fabric, and on kernels whose NIC driver
   // registers no hwmon device (Debian 12's 6.1 for mlx5).
   const std::vector<RailTemperature>& NicTemperatures();
+  // The rails' QoS configuration; empty unless `qos` is set and a DCB reader is given.
+  const std::vector<RailQos>& Qos();
 
   const Sources& sources() const { return sources_; }
   sysfs::ReadErrors& errors() { return errors_; }
@@ -86,6 +91,7 @@ class Snapshot {
   std::optional<sysfs::PeerMemoryState> peer_memory_;
   std::optional<std::vector<RailFabric>> fabric_;
   std::optional<std::vector<RailTemperature>> temperatures_;
+  std::optional<std::vector<RailQos>> qos_;
 };
 
 }  // namespace rail::inventory

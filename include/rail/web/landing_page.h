@@ -31,7 +31,9 @@ struct LandingRailRow {
   std::string throughput_probe;                       // "ucx_throughput put 1 MiB to peer-b"
   std::optional<double> rtt_p50_seconds;              // latest current ping-pong probe
   std::optional<double> rtt_p99_seconds;
-  std::string transport;                     // "rc_mlx5", "tcp (fallback)", ""
+  std::string transport;  // "rc_mlx5", "tcp (fallback)", ""
+  // "PFC 3, trust dscp, 2 DSCP", "no DCB (not_supported)", or "" when not read (qos collector off)
+  std::string qos;
   std::vector<health::CheckResult> failing;  // this rail's failing checks
   std::vector<std::string> fixes;            // health::Remedy of each failing check, same order
 };

@@ -211,6 +211,14 @@ TEST(ConfigTest, HealthErrorsNameTheKey) {
               HasSubstr("health.gpu_memory_min_host_ratio: must be greater than 0"));
 }
 
+TEST(ConfigTest, RocePriorityDefaultsToThreeAndIsAPriority) {
+  EXPECT_EQ(ParseConfig("", "test.yaml").health.roce_priority, 3u);
+  EXPECT_EQ(ParseConfig("health:\n  roce_priority: 5\n", "test.yaml").health.roce_priority, 5u);
+  EXPECT_THAT(ErrorOf("health:\n  roce_priority: 8\n"),
+              HasSubstr("health.roce_priority: must be 0 to 7"));
+  EXPECT_THAT(ErrorOf("health:\n  roce_priority: -1\n"), HasSubstr("health.roce_priority"));
+}
+
 TEST(ConfigTest, ProbeMemoryDefaultsToHostAndParsesEachType) {
   const AgentConfig config = ParseConfig(
       "peers: [{name: b, address: 'h:1'}]\nprobes:\n"

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "rail/nic/ethtool.h"
+#include "rail/nic/dcb.h"
 #include "rail/sysfs/filesystem.h"
 #include "support/scrape.h"
 
@@ -41,6 +42,9 @@ void ExpectGolden(const std::string& tree, const std::string& golden_name) {
   sysfs::RootedFilesystem dumps(kFixtures + "/" + tree + "/ethtool");
   nic::DumpStatisticsSource statistics(dumps);
   sources.inventory.nic_statistics = &statistics;
+  // DCB answers recorded for the tree's netdevs (a tree without them: no_such_device for each).
+  const nic::RecordedDcbReader dcb(kFixtures + "/" + tree + "/dcb");
+  sources.inventory.dcb = &dcb;
   // The exporter collector reports this process (RSS, CPU, revision): not reproducible.
   std::vector<std::string> collectors;
   for (const auto& name : test::AllCollectorNames()) {
@@ -85,6 +89,8 @@ TEST(GoldenTest, Hgx8GpuScrape) {
 // Soft-RoCE: no PMA, the netdevs' statistics stand in for the ports' byte counters.
 TEST(GoldenTest, RxeDualRailScrape) {
   ExpectGolden("rxe-dual-rail", "rxe-dual-rail.prom");
+}
+
 TEST(GoldenTest, BnxtRoceScrape) {
   ExpectGolden("bnxt-roce", "bnxt-roce.prom");
 }

@@ -52,6 +52,7 @@ struct Host {
     inputs.topology = &topology;
     inputs.peer_memory = &peer_memory;
     if (capabilities) inputs.capabilities = &*capabilities;
+    if (qos) inputs.qos = &*qos;
     inputs.thresholds = config.health;
     inputs.own_agent_version = "0.4.0";
     inputs.own_ucx_version = "1.13.1";
@@ -95,6 +96,7 @@ struct Host {
   inventory::PcieTopology topology;
   sysfs::PeerMemoryState peer_memory;
   std::optional<probe::WorkerCapabilities> capabilities;  // unknown until a test sets it
+  std::optional<std::vector<inventory::RailQos>> qos;     // not read until a test sets it
 };
 
 // The verdict of `check` for `rail` and `peer`; nullopt when there is none.
