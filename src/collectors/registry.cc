@@ -9,11 +9,11 @@ using Factory = std::unique_ptr<Collector> (*)();
 
 // Scrape order.
 constexpr Factory kFactories[] = {
-    MakeInfinibandCollector,  MakeHwCountersCollector, MakeGidCollector,     MakeRailsCollector,
-    MakeNetclassCollector,    MakeNetdevCollector,     MakeBondingCollector, MakeEthtoolCollector,
-    MakePcieCollector,        MakeQosCollector,        MakeExporterCollector, MakeProbeCollector,
-    MakeResponderCollector,
-    MakeProbeWorkerCollector, MakeGpuDirectCollector,  MakeHealthCollector,  MakeFleetCollector,
+    MakeInfinibandCollector, MakeHwCountersCollector,  MakeGidCollector,       MakeRailsCollector,
+    MakeNetclassCollector,   MakeNetdevCollector,      MakeBondingCollector,   MakeEthtoolCollector,
+    MakePcieCollector,       MakeQosCollector,         MakeExporterCollector,  MakeProbeCollector,
+    MakeResponderCollector,  MakeProbeWorkerCollector, MakeGpuDirectCollector, MakeHealthCollector,
+    MakeFleetCollector,
 };
 
 }  // namespace

@@ -36,7 +36,7 @@ void CheckRoceDrops(const HealthInputs& inputs, std::vector<CheckResult>& out); 
 void CheckLinkFlaps(const HealthInputs& inputs, std::vector<CheckResult>& out);   // link_flaps
 void CheckLinkErrors(const HealthInputs& inputs, std::vector<CheckResult>& out);  // link_errors
 void CheckNicTemperature(const HealthInputs& inputs,
-                         std::vector<CheckResult>& out);  // nic_temperature
+                         std::vector<CheckResult>& out);                         // nic_temperature
 void CheckQosConfig(const HealthInputs& inputs, std::vector<CheckResult>& out);  // qos_config
 
 // A verdict: failing when `reason` is not empty.

@@ -238,8 +238,8 @@ void Responder::Impl::RefuseBacklog() {
   while (true) {
     sockaddr_storage peer{};
     socklen_t peer_length = sizeof(peer);
-    base::UniqueFd socket(accept4(listen_fd.get(), reinterpret_cast<sockaddr*>(&peer),
-                                  &peer_length, SOCK_NONBLOCK | SOCK_CLOEXEC));
+    base::UniqueFd socket(accept4(listen_fd.get(), reinterpret_cast<sockaddr*>(&peer), &peer_length,
+                                  SOCK_NONBLOCK | SOCK_CLOEXEC));
     if (!socket) return;
     stats.ConnectionAccepted();
     if (!allow_list.Allows(peer)) {

@@ -36,6 +36,8 @@ struct Sources {
   // Where `ethtool -S` comes from: recorded dumps (--path.ethtool), else null: this network
   // namespace's kernel.
   const nic::StatisticsSource* nic_statistics = nullptr;
+  const nic::DcbReader* dcb = nullptr;  // where rails' DCB configuration comes from
+  bool qos = false;                     // read it (the qos collector is on)
 };
 
 // A rail's netdev (each slave of a bonded one) as its NIC driver counts the fabric.
@@ -50,8 +52,6 @@ struct RailTemperature {
   std::string rail;
   std::string hwmon;  // "hwmon3"
   sysfs::HwmonTemperature sensor;
-  const nic::DcbReader* dcb = nullptr;      // where rails' DCB configuration comes from
-  bool qos = false;                         // read it (the qos collector is on)
 };
 
 class Snapshot {

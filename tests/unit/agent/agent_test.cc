@@ -88,9 +88,8 @@ class AgentTest : public ::testing::Test {
   std::string FullConfig(const std::string& probes = "tcp_rtt") const {
     return "rails:\n  - {name: rail0, device: rocep1s0f0, ipv4: 127.0.0.1}\n"
            "  - {name: rail1, device: rocep1s0f1, ipv4: 127.0.0.1}\n"
-           "responder: {listen_address: '127.0.0.1:" + std::to_string(responder_port) +
-           "', secret_file: '" +
-           (dir / "secret").string() +
+           "responder: {listen_address: '127.0.0.1:" +
+           std::to_string(responder_port) + "', secret_file: '" + (dir / "secret").string() +
            "'}\n"
            "fleet:\n  self: '127.0.0.1:1'\n  peers_per_rail: 1\n"
            "  discovery: {file_sd: [{files: ['" +

@@ -7,8 +7,8 @@
 #include <regex>
 #include <sstream>
 
-#include "rail/nic/ethtool.h"
 #include "rail/nic/dcb.h"
+#include "rail/nic/ethtool.h"
 #include "rail/sysfs/filesystem.h"
 #include "support/scrape.h"
 
