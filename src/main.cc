@@ -266,6 +266,14 @@ void TuneProcess() {
   }
 }
 
+// SIGINT, SIGTERM and SIGHUP: what the agent answers on its signal thread (Lifecycle).
+sigset_t LifecycleSignals() {
+  sigset_t signals;
+  sigemptyset(&signals);
+  for (const int signal_number : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&signals, signal_number);
+  return signals;
+}
+
 // What the signal thread tells the main thread: stop (SIGINT, SIGTERM) or reload (SIGHUP). The
 // signals are blocked before any thread starts, so every thread inherits the mask and only the
 // signal thread's sigwait receives them, at any moment: while the agent starts too.
@@ -335,10 +343,7 @@ int RunAgent(CommandLine& cl) {
   cl.options.collectors = EnabledCollectors(cl);
   cl.options.log_level = cl.log_level;
   cl.options.log_format = cl.log_format;
-  sigset_t signals;
-  sigemptyset(&signals);
-  for (const int signal_number : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&signals, signal_number);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  const sigset_t signals = LifecycleSignals();  // blocked since main's first instruction
   try {
     rail::base::ConfigureLogging(cl.log_level, cl.log_format);
     Lifecycle lifecycle(signals);
@@ -357,6 +362,11 @@ int RunAgent(CommandLine& cl) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Blocked from the first instruction (the mask and a pending signal survive the re-exec below),
+  // so that a stop that comes while the agent starts is answered, never the default death by
+  // signal. The subcommands give them their default actions back.
+  const sigset_t lifecycle = LifecycleSignals();
+  pthread_sigmask(SIG_BLOCK, &lifecycle, nullptr);
   rail::base::ReexecWithoutThreadCaches(argv);
   CLI::App app{"rail_exporter: Prometheus exporter and probe agent for RDMA rails"};
   app.option_defaults()->always_capture_default();
@@ -384,6 +394,9 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (!cl.config_file.empty()) cl.options.config_file = cl.config_file;
+  if (*cl.doctor_command || *cl.plan_command || *cl.probe_command) {
+    pthread_sigmask(SIG_UNBLOCK, &lifecycle, nullptr);
+  }
   if (*cl.doctor_command) return RunDoctor(cl);
   if (*cl.plan_command) return RunPlan(cl);
   return *cl.probe_command ? RunProbe(cl) : RunAgent(cl);

@@ -11,8 +11,8 @@ by the fleet plan (tcp_rtt, ucx_rtt every second). Six clients scrape host a's /
 over its management link all the time.
 
 test_stops: STOPS times (RAIL_STOP_CYCLES, default 50), host a's agent is started and sent
-SIGTERM at a random moment (0 to 4 s after its start: during the start, with the worker coming
-up, and while serving, with probes and sessions in flight); the seed is printed and can be given
+SIGTERM at a random moment (0 to 4 s after its own binary started: during the start, with the
+worker coming up, and while serving, with probes and sessions in flight); the seed is printed and can be given
 back with RAIL_STOP_SEED. Each stop must end with exit status 0 within STOP_BOUND seconds (the
 bound docs/deploy.md states; the unit's TimeoutStopSec is above it), the probe worker the agent
 had started must be gone, and host b's agent must log every session the stopping responder ended
@@ -51,9 +51,12 @@ STOP_BOUND = 15.0  # seconds from SIGTERM to exit (docs/deploy.md)
 LATEST_STOP = 4.0  # seconds after the start at which the last SIGTERM may come
 SCRAPERS = 6
 WEB_PORT = 19840
-# Sessions all the time: each agent runs a probe of the other every ~0.9 s on average.
-PROBES = ("  - {kind: tcp_rtt, interval: 3500ms, jitter: 0.1, duration: 200ms, timeout: 3s}\n"
-          "  - {kind: ucx_rtt, interval: 3500ms, jitter: 0.1, duration: 200ms, timeout: 3s}\n")
+# Sessions all the time: four series (two kinds over two rails) each hold a session about 1 s of
+# every 3 s, so a stop nearly always finds one open.
+PROBES = ("  - {kind: tcp_rtt, interval: 3s, jitter: 0.1, duration: 1s, timeout: 2500ms}\n"
+          "  - {kind: ucx_rtt, interval: 3s, jitter: 0.1, duration: 1s, timeout: 2500ms}\n")
+# The probes above come faster than a responder admits by default (60 a minute per peer).
+LIMITS = "probes_per_minute_per_peer: 600, probe_burst_per_peer: 100"
 # A refused probe of a peer that does not listen: the only failure besides `shutdown` that a
 # stopping peer may cause.
 NOT_LISTENING = ("connect", "refused", "unreachable")
@@ -100,12 +103,15 @@ class Scrapers:
                     if values:
                         self.values[index].append(values[0])
             except urllib.error.HTTPError as error:
-                body = error.read().decode(errors="replace")
+                try:
+                    body = error.read().decode(errors="replace")
+                except (OSError, http.client.HTTPException):
+                    body = None  # cut: civetweb stopped while it wrote the answer
                 with self.lock:
                     # 503 "Stopping" is the answer of a server that stops: honest, and allowed
                     # only where the test stops the agent.
                     if error.code >= 500 and not (self.stopping_ok and error.code == 503 and
-                                                  body == "Stopping\n"):
+                                                  body in ("Stopping\n", None)):
                         self.server_errors.append("%s %d %s" % (path, error.code, body[:80]))
             except (OSError, urllib.error.URLError, http.client.HTTPException):
                 # Refused, or cut: civetweb stops writing a response in flight once it stops.
@@ -133,6 +139,7 @@ class LifecycleTest(lab.LabTestCase):
                                                               lab.peer_address("b")))
         cls.config_a = cls.lab.write("a.yaml", cls.config_a_text(PROBES))
         config_b = cls.lab.config("b.yaml", "b", secret=cls.secret, responder_name="b",
+                                  limits=LIMITS,
                                   peers={"a": lab.peer_address("a")}, probes=PROBES)
         cls.agent_b = cls.lab.start_agent("b", ["--config.file=" + config_b],
                                           address=cls.lab.mgmt_address("b"),
@@ -140,7 +147,8 @@ class LifecycleTest(lab.LabTestCase):
 
     @classmethod
     def config_a_text(cls, probes, fleet=True):
-        text = lab.agent_config("a", secret=cls.secret, responder_name="a", probes=probes)
+        text = lab.agent_config("a", secret=cls.secret, responder_name="a", probes=probes,
+                                limits=LIMITS)
         if fleet:
             text += ("fleet:\n  peers_per_rail: 1\n  discovery:\n"
                      "    file_sd: [{files: ['%s'], refresh_interval: 1s}]\n" % cls.targets)
@@ -157,6 +165,13 @@ class LifecycleTest(lab.LabTestCase):
             stdout=subprocess.DEVNULL, stderr=log)
         self.addCleanup(lambda: process.poll() is None and process.kill())
         return process
+
+    @staticmethod
+    def exe_is_agent(pid):
+        try:
+            return os.path.samefile("/proc/%d/exe" % pid, harness.BINARY)
+        except OSError:
+            return False
 
     def read(self, name):
         with open(os.path.join(self.lab.tmp, name)) as handle:
@@ -177,6 +192,10 @@ class LifecycleTest(lab.LabTestCase):
             for cycle in range(STOPS):
                 log_name = "a-stop-%d.log" % cycle
                 process = self.spawn_a([], log_name)
+                # From the moment the agent's own binary runs: before, the process is still the
+                # `ip netns exec` that starts it, which is no part of the agent.
+                self.assertTrue(lab.wait_until(lambda: self.exe_is_agent(process.pid), 10, 0.005),
+                                "the agent never started")
                 time.sleep(rng.uniform(0, LATEST_STOP))
                 workers = lab.children(process.pid)
                 with_worker += bool(workers)
@@ -189,7 +208,10 @@ class LifecycleTest(lab.LabTestCase):
                     status = "hung"
                 elapsed = time.monotonic() - start
                 durations.append(elapsed)
-                context = "stop %d (seed %d): %s" % (cycle, SEED, self.read(log_name)[-3000:])
+                log = self.read(log_name)
+                context = "stop %d (seed %d): %s" % (cycle, SEED, log[-3000:])
+                # Under the sanitizer builds the agent's and its worker's reports land here.
+                self.assertNotRegex(log, "Sanitizer|runtime error:", context)
                 self.assertEqual(status, 0, context)
                 self.assertLessEqual(elapsed, STOP_BOUND, context)
                 for pid in workers:

@@ -62,6 +62,10 @@ struct Environment {
 struct HandlerSlot {
   std::unique_ptr<peer::ProbeSessionHandler> handler;
   std::atomic<bool> stop{false};
+  // Setup, Serve and Report run on threads of their own, one after the other: the agent waits for
+  // each reply before it asks for the next step. That order crosses the pipe, which nothing in
+  // this process can see, so each step holds this while it touches the handler.
+  std::mutex step;
 };
 
 class ChannelLoop {
@@ -164,6 +168,7 @@ void ChannelLoop::StartSetup(std::uint64_t id, std::uint64_t handler, const json
     handlers_[handler] = slot;
   }
   Spawn([this, id, slot, request = std::move(request)] {
+    std::lock_guard step(slot->step);
     json fields;
     std::string reason;
     std::string refusal;
@@ -178,7 +183,10 @@ void ChannelLoop::StartServe(std::uint64_t id, std::uint64_t handler) {
   auto slot = Find(handler);
   if (!slot) return Refuse(id, "protocol", "serve: no handler " + std::to_string(handler));
   Spawn([this, id, slot] {
-    slot->handler->Serve(slot->stop);
+    {
+      std::lock_guard step(slot->step);
+      slot->handler->Serve(slot->stop);
+    }
     Reply(id, {});
   });
 }
@@ -186,7 +194,14 @@ void ChannelLoop::StartServe(std::uint64_t id, std::uint64_t handler) {
 void ChannelLoop::StartReport(std::uint64_t id, std::uint64_t handler) {
   auto slot = Find(handler);
   if (!slot) return Refuse(id, "protocol", "report: no handler " + std::to_string(handler));
-  Spawn([this, id, slot] { Reply(id, {{"report", slot->handler->Report()}}); });
+  Spawn([this, id, slot] {
+    json report;
+    {
+      std::lock_guard step(slot->step);
+      report = slot->handler->Report();
+    }
+    Reply(id, {{"report", report}});
+  });
 }
 
 void ChannelLoop::Dispatch(const json& message) {
