@@ -99,8 +99,11 @@ EXPECTED_SERIES = ({("ucx_rtt", rail, size) for rail in RAILS for size in ("8", 
 #   peer_mtu, peer_version (after the first handshake), probe_throughput (LINE_RATE_FRACTION),
 #   transport_fallback (after a UCX probe), multirail_striping (after ucx_multirail_throughput,
 #   am at 256 KiB: about 50% per rail): 1.
+#   link_flaps (from the virtio netdevs' carrier counters; judged over a window, so from the
+#   second scrape on): 1.
 #   pcie_link: absent (rxe is a virtual device with no PCI function); the GPU checks: absent
-#   (no GPU).
+#   (no GPU); the other fabric checks: absent (virtio_net has no allow-listed ethtool
+#   statistics, rxe none of the mlx5 congestion hw_counters, no hwmon, no DCB).
 VERDICTS = {
     "port_active": {"per": "rail", "value": 1},
     "port_rate": {"per": "rail", "value": 1},
@@ -112,6 +115,7 @@ VERDICTS = {
     "probe_throughput": {"per": "rail_peer", "value": 1, "after": True},
     "transport_fallback": {"per": "rail_peer", "value": 1, "after": True},
     "multirail_striping": {"per": "peer", "value": 1, "after": True},
+    "link_flaps": {"per": "rail", "value": 1, "after": True},
 }
 
 # IB speed names by the code ibv_devinfo prints in parentheses after active_speed.
