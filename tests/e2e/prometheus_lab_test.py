@@ -77,7 +77,23 @@ PROBES = (
 
 # Metric families the lab cannot export, and why. An expression that returns nothing is excused
 # only when it reads one of them, and the test checks that they are indeed absent.
+VETH_STATISTICS = ("the veths' ethtool statistics are none of the allow-listed mlx5_core or "
+                   "bnxt_en counters")
+VETH_DCB = ("veth has no DCB operations (rail_qos_dcb_info reads not_supported): no PFC, trust "
+            "or DSCP map")
 ABSENT_IN_LAB = {
+    "rail_nic_pfc_": VETH_STATISTICS,
+    "rail_nic_pause_storm_": VETH_STATISTICS,
+    "rail_nic_priority_discards_": VETH_STATISTICS,
+    "rail_nic_receive_discards_": VETH_STATISTICS,
+    "rail_nic_ecn_marked_": VETH_STATISTICS,
+    "rail_nic_link_down_events_": VETH_STATISTICS,
+    "rail_nic_post_fec_": VETH_STATISTICS,
+    "rail_nic_fec_corrected_": VETH_STATISTICS,
+    "rail_nic_physical_receive_": VETH_STATISTICS,
+    "rail_qos_trust_info": VETH_DCB,
+    "rail_qos_pfc_": VETH_DCB,
+    "rail_qos_dscp_priority": VETH_DCB,
     "rail_port_": "no RDMA device: the veth rails have no InfiniBand/RoCE port "
                   "(rail_port_* comes from class/infiniband/<dev>/ports/<p>)",
     "rail_infiniband_": "no RDMA device (class/infiniband is empty in the lab)",
@@ -118,6 +134,8 @@ DASHBOARD_NO_DATA_IN_LAB = {
         "no GPU and no RDMA device in the lab: the GPU path checks give no verdict",
     'streams="1"}': "the lab runs tcp_throughput with 2 streams only: a 1-stream job as well "
                     "would not fit the bulk budget next to the other probes (PROBES)",
+    'check="qos_config"': "no DCB on the veths: qos_config gives no verdict (doctor and "
+                          "rail_qos_dcb_info say why)",
     "and on (peer, rail) (max by (peer, rail) (fleet_peer_rail:sick":
         "the fleet dashboard's table of sick hosts: no host is sick before the throttle",
 }
