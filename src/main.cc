@@ -6,16 +6,13 @@
 #include <sys/resource.h>
 
 #include <CLI/CLI.hpp>
-#include <atomic>
-#include <condition_variable>
 #include <csignal>
 #include <iostream>
 #include <map>
-#include <mutex>
-#include <thread>
 
 #include "rail/agent/agent.h"
 #include "rail/agent/doctor.h"
+#include "rail/agent/lifecycle.h"
 #include "rail/agent/plan_command.h"
 #include "rail/agent/probe_command.h"
 #include "rail/base/build_info.h"
@@ -266,72 +263,6 @@ void TuneProcess() {
   }
 }
 
-// SIGINT, SIGTERM and SIGHUP: what the agent answers on its signal thread (Lifecycle).
-sigset_t LifecycleSignals() {
-  sigset_t signals;
-  sigemptyset(&signals);
-  for (const int signal_number : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&signals, signal_number);
-  return signals;
-}
-
-// What the signal thread tells the main thread: stop (SIGINT, SIGTERM) or reload (SIGHUP). The
-// signals are blocked before any thread starts, so every thread inherits the mask and only the
-// signal thread's sigwait receives them, at any moment: while the agent starts too.
-class Lifecycle {
- public:
-  enum class Event { kStop, kReload };
-
-  explicit Lifecycle(const sigset_t& signals) : signals_(signals) {
-    thread_ = std::thread([this] { WaitForSignals(); });
-  }
-  ~Lifecycle() {
-    {
-      std::lock_guard lock(mutex_);
-      finished_ = true;
-    }
-    // A signal of its own set ends the thread's sigwait.
-    pthread_kill(thread_.native_handle(), SIGTERM);
-    thread_.join();
-  }
-  Lifecycle(const Lifecycle&) = delete;
-  Lifecycle& operator=(const Lifecycle&) = delete;
-
-  const std::atomic<bool>* stop_requested() const { return &stop_; }
-  // The next event; kStop once a stop was asked for, however many reloads are pending.
-  Event Wait() {
-    std::unique_lock lock(mutex_);
-    changed_.wait(lock, [this] { return stop_ || reloads_ > 0; });
-    if (stop_) return Event::kStop;
-    --reloads_;
-    return Event::kReload;
-  }
-
- private:
-  void WaitForSignals() {
-    while (true) {
-      int signal_number = 0;
-      sigwait(&signals_, &signal_number);
-      std::lock_guard lock(mutex_);
-      if (finished_) return;
-      if (signal_number == SIGHUP) {
-        ++reloads_;
-      } else if (!stop_) {
-        spdlog::info("received signal {}, shutting down", signal_number);
-        stop_ = true;
-      }
-      changed_.notify_all();
-    }
-  }
-
-  const sigset_t signals_;
-  std::atomic<bool> stop_{false};
-  std::mutex mutex_;
-  std::condition_variable changed_;
-  int reloads_ = 0;
-  bool finished_ = false;
-  std::thread thread_;
-};
-
 int RunAgent(CommandLine& cl) {
   if (const auto interval = rail::agent::ParseDuration(cl.gid_refresh)) {
     cl.options.gid_refresh_interval = *interval;
@@ -343,13 +274,14 @@ int RunAgent(CommandLine& cl) {
   cl.options.collectors = EnabledCollectors(cl);
   cl.options.log_level = cl.log_level;
   cl.options.log_format = cl.log_format;
-  const sigset_t signals = LifecycleSignals();  // blocked since main's first instruction
+  const sigset_t signals =
+      rail::agent::LifecycleSignals();  // blocked since main's first instruction
   try {
     rail::base::ConfigureLogging(cl.log_level, cl.log_format);
-    Lifecycle lifecycle(signals);
+    rail::agent::Lifecycle lifecycle(signals);
     cl.options.stop_requested = lifecycle.stop_requested();
     rail::agent::Agent agent(cl.options);
-    while (lifecycle.Wait() == Lifecycle::Event::kReload) agent.Reload("SIGHUP");
+    while (lifecycle.Wait() == rail::agent::Lifecycle::Event::kReload) agent.Reload("SIGHUP");
     agent.Stop();
     spdlog::info("stopped");
   } catch (const std::exception& error) {
@@ -365,7 +297,7 @@ int main(int argc, char** argv) {
   // Blocked from the first instruction (the mask and a pending signal survive the re-exec below),
   // so that a stop that comes while the agent starts is answered, never the default death by
   // signal. The subcommands give them their default actions back.
-  const sigset_t lifecycle = LifecycleSignals();
+  const sigset_t lifecycle = rail::agent::LifecycleSignals();
   pthread_sigmask(SIG_BLOCK, &lifecycle, nullptr);
   rail::base::ReexecWithoutThreadCaches(argv);
   CLI::App app{"rail_exporter: Prometheus exporter and probe agent for RDMA rails"};

@@ -190,7 +190,7 @@ void Agent::StartCollectors() {
   sources.self_proc = self_proc_.get();
   const probing::ProbingService* probing = probing_.get();
   sources.responder_stats = [probing] {
-    return probing->Status().responder.value_or(peer::ResponderStats{});
+    return probing->ResponderState().value_or(peer::ResponderStats{});
   };
   sources.health.thresholds = config_.health;
   sources.health.results = results_.get();
@@ -198,9 +198,9 @@ void Agent::StartCollectors() {
   sources.health.own_agent_version = base::GetBuildInfo().version;
   sources.health.own_ucx_version = probing->UcxVersion();
   sources.health.capabilities = [probing] { return probing->WorkerCapabilities(); };
-  sources.fleet = [probing] { return probing->Status().fleet; };
-  sources.probe_worker = [probing] { return probing->Status().worker; };
-  sources.peer_secret_loaded = probing->Status().peer_secret_loaded;
+  sources.fleet = [probing] { return probing->FleetState(); };
+  sources.probe_worker = [probing] { return probing->WorkerState(); };
+  sources.peer_secret_loaded = probing->PeerSecretLoaded();
   sources.config_reload = [this] { return LastReload(); };
   health_log_ = std::make_unique<health::HealthLog>();
   sources.health_log = health_log_.get();

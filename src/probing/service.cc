@@ -237,24 +237,38 @@ void ProbingService::Stop() {
 }
 
 ServiceStatus ProbingService::Status() const {
+  return {WorkerState(), ResponderState(), FleetState(), peer_secret_loaded_};
+}
+
+std::optional<probe::WorkerStatus> ProbingService::WorkerState() const {
+  if (!wiring_ || wiring_->worker() == nullptr) return std::nullopt;
+  return wiring_->worker()->Status();
+}
+
+std::optional<peer::ResponderStats> ProbingService::ResponderState() const {
   std::shared_ptr<peer::Responder> responder;
-  std::shared_ptr<FleetPlanner> planner;
   {
     std::lock_guard lock(parts_mutex_);
     responder = responder_;
+  }
+  if (!responder) return std::nullopt;
+  return responder->Snapshot();
+}
+
+std::optional<fleet::FleetStatus> ProbingService::FleetState() const {
+  std::shared_ptr<FleetPlanner> planner;
+  {
+    std::lock_guard lock(parts_mutex_);
     planner = planner_;
   }
-  ServiceStatus status;
-  if (wiring_ && wiring_->worker() != nullptr) status.worker = wiring_->worker()->Status();
-  if (responder) status.responder = responder->Snapshot();
-  if (planner) status.fleet = planner->Status();
-  status.peer_secret_loaded = peer_secret_loaded_;
-  return status;
+  if (!planner) return std::nullopt;
+  return planner->Status();
 }
 
 std::optional<probe::WorkerCapabilities> ProbingService::WorkerCapabilities() const {
-  if (!wiring_ || wiring_->worker() == nullptr) return std::nullopt;
-  return wiring_->worker()->Status().capabilities;
+  const auto worker = WorkerState();
+  if (!worker) return std::nullopt;
+  return worker->capabilities;
 }
 
 std::uint16_t ProbingService::ResponderPort() const {

@@ -77,6 +77,11 @@ class ProbingService {
   std::optional<std::string> RestartOnlyChange(const ProbingConfig& next) const;
 
   ServiceStatus Status() const;
+  // One part of Status() each: a scrape reads every part once, from its own collector.
+  std::optional<probe::WorkerStatus> WorkerState() const;
+  std::optional<peer::ResponderStats> ResponderState() const;
+  std::optional<fleet::FleetStatus> FleetState() const;
+  std::optional<bool> PeerSecretLoaded() const { return peer_secret_loaded_; }
   std::uint16_t ResponderPort() const;  // 0 when no responder runs
   // The UCX of the probe worker (the handshake's and build_info's), kUnknownUcxVersion when none
   // can tell.
