@@ -95,7 +95,7 @@ void ParseTiming(const YAML::Node& node, const std::string& source, const std::s
 // A run must be able to finish before its timeout, and be given up before the next one is due.
 void DefaultTimeoutAndCheckTiming(ProbeConfig& probe, const std::string& source,
                                   const std::string& key) {
-  if (probe.timeout.count() == 0) probe.timeout = probe.duration + std::chrono::seconds(10);
+  if (probe.timeout.count() == 0) probe.timeout = probing::DefaultTimeout(probe.duration);
   if (probe.timeout <= probe.duration) {
     Fail(source, key + ".timeout", "must be longer than the duration");
   }

@@ -199,7 +199,7 @@ probe::ProbeParams ParamsFor(const ProbeCommandOptions& options, const ProbeChoi
   params.streams = options.streams;
   params.duration = options.duration;
   params.timeout =
-      options.timeout.count() > 0 ? options.timeout : options.duration + std::chrono::seconds(10);
+      options.timeout.count() > 0 ? options.timeout : probing::DefaultTimeout(options.duration);
   params.ucx_transports = options.ucx_transports;
   params.memory = choice.memory;
   return params;

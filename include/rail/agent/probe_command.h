@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "rail/probe/result.h"
+#include "rail/probing/config.h"
 
 namespace rail::agent {
 
@@ -17,12 +18,13 @@ struct ProbeCommandOptions {
   std::vector<std::string> rails;  // empty: every rail
   std::string kind;
   std::string output = "table";  // table | json
-  std::string operation = "put";
+  // A probe run by hand is the scheduled one: the defaults of a probes[] entry.
+  std::string operation = probing::ProbeConfig{}.operation;
   std::vector<std::uint64_t> message_sizes_bytes;  // empty: the kind's default
-  unsigned window = 16;
-  unsigned streams = 1;
-  std::chrono::milliseconds duration{2000};
-  std::chrono::milliseconds timeout{0};  // 0: duration + 10 s
+  unsigned window = probing::ProbeConfig{}.window;
+  unsigned streams = probing::ProbeConfig{}.streams;
+  std::chrono::milliseconds duration = probing::ProbeConfig{}.duration;
+  std::chrono::milliseconds timeout{0};  // 0: probing::DefaultTimeout(duration)
   std::string ucx_transports;
   std::string memory = "host";  // --memory: host, cuda, cuda_host (the bulk UCX kinds)
   std::string sysfs_root = "/sys";

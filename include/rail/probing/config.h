@@ -54,13 +54,18 @@ struct ProbeConfig {
   std::chrono::milliseconds duration{2000};        // probes[].duration ("2s", "500ms")
   std::chrono::milliseconds interval{300000};      // probes[].interval ("5m")
   double jitter = 0.1;                             // probes[].jitter, fraction of the interval
-  std::chrono::milliseconds timeout{0};            // probes[].timeout; 0: duration + 10 s
+  std::chrono::milliseconds timeout{0};            // probes[].timeout; 0: DefaultTimeout
   std::string transports;                          // probes[].ucx_transports: UCX_TLS override
   std::optional<std::uint64_t> max_bytes;          // probes[].max_bytes: bytes one run may move
   // probes[].memory: host, cuda or cuda_host buffers on both sides (ucx_throughput,
   // multirail_capacity, ucx_multirail_throughput only).
   gpu::MemoryType memory = gpu::MemoryType::kHost;
 };
+
+// The timeout of a run given none: its duration and 10 s to connect, wire up and drain.
+inline std::chrono::milliseconds DefaultTimeout(std::chrono::milliseconds duration) {
+  return duration + std::chrono::seconds(10);
+}
 
 // The fleet section: where the peers are found and how the plan picks this host's peers. Present,
 // it makes every probes[] entry without `peers` follow the plan.
