@@ -17,6 +17,8 @@ void CheckProbeFailing(const HealthInputs& inputs, std::vector<CheckResult>& out
   const std::uint64_t runs = inputs.thresholds.probe_failing_runs;
   std::map<std::pair<std::string, std::string>, std::vector<std::string>> verdicts;  // rail, peer
   for (const auto& state : Series(inputs)) {
+    // Every probe runs over rails; a record without any (doctor's hello) is no probe.
+    if (state.key.rail.empty()) continue;
     const std::pair<std::string, std::string> key{state.key.rail, state.key.peer};
     if (state.consecutive_failures < runs) {
       if (!inputs.is_current || inputs.is_current(state)) verdicts[key];

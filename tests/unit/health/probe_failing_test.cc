@@ -112,6 +112,12 @@ TEST(ProbeFailingTest, AStalePassingSeriesGivesNoVerdict) {
   EXPECT_FALSE(probed.Verdict());
 }
 
+TEST(ProbeFailingTest, ARecordWithoutRailsIsNoProbe) {
+  Host host("rxe-dual-rail");
+  host.AddResult(probe::ProbeKind::kTcpRtt, {}, 0).error_reason = "hello_only";  // doctor's
+  EXPECT_EQ(Count(host.Evaluate(), "probe_failing"), 0u);
+}
+
 TEST(ProbeFailingTest, NoVerdictFromTheSeriesEarlierSuccessesStaysGreen) {
   Probed probed;
   probed.Record(true);
