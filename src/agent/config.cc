@@ -233,6 +233,14 @@ void ParseFabricHealth(const YAML::Node& node, const std::string& source, health
   }
 }
 
+// The thresholds judged on the probe series' history.
+void ParseProbeHealth(const YAML::Node& node, const std::string& source, health::Thresholds& out) {
+  if (node["probe_failing_runs"]) {
+    out.probe_failing_runs =
+        Positive<unsigned>(node["probe_failing_runs"], source, "health.probe_failing_runs");
+  }
+}
+
 void ParseHealth(const YAML::Node& node, const std::string& source, health::Thresholds& out) {
   if (!node.IsMap()) Fail(source, "health", "expected a mapping");
   RejectUnknownKeys(
@@ -240,9 +248,10 @@ void ParseHealth(const YAML::Node& node, const std::string& source, health::Thre
       {"probe_throughput_min_line_rate_fraction", "probe_throughput_min_sibling_fraction",
        "multirail_max_rail_share", "gpu_nic_max_path", "gpu_memory_min_host_ratio", "fabric_window",
        "pfc_pause_max_fraction", "link_max_corrected_bit_ratio", "nic_temperature_margin_celsius",
-       "roce_priority"},
+       "roce_priority", "probe_failing_runs"},
       source, "health.");
   ParseFabricHealth(node, source, out);
+  ParseProbeHealth(node, source, out);
   if (node["probe_throughput_min_line_rate_fraction"]) {
     out.probe_throughput_min_line_rate_fraction =
         Fraction(node["probe_throughput_min_line_rate_fraction"], source,
@@ -325,11 +334,15 @@ AgentConfig ParseConfig(std::string_view yaml_text, const std::string& source) {
   if (!root.IsMap()) Fail(source, "(top level)", "expected a mapping");
   RejectUnknownKeys(root,
                     {"rails", "discover_rails", "responder", "peers", "fleet", "probes", "budget",
-                     "bulk_concurrency", "health"},
+                     "bulk_concurrency", "health", "ucx_device_quirk_workaround"},
                     source, "");
 
   if (const auto discover = root["discover_rails"]) {
     config.discover_rails = Scalar<bool>(discover, source, "discover_rails", "true or false");
+  }
+  if (const auto workaround = root["ucx_device_quirk_workaround"]) {
+    config.ucx_device_quirk_workaround =
+        Scalar<bool>(workaround, source, "ucx_device_quirk_workaround", "true or false");
   }
   if (const auto rails = root["rails"]) config.rails = ParseRails(rails, source);
   if (const auto responder = root["responder"]) ParseResponder(responder, source, config.responder);

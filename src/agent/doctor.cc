@@ -22,6 +22,7 @@
 #include "rail/nic/dcb.h"
 #include "rail/peer/client.h"
 #include "rail/probe/result_store.h"
+#include "rail/probe/ucx_quirks.h"
 #include "rail/probe/worker.h"
 #include "rail/probing/wiring.h"
 #include "rail/sysfs/filesystem.h"
@@ -81,6 +82,7 @@ std::string Evidence(const health::CheckResult& verdict, inventory::Snapshot& sn
     const auto netdev = rail ? rail->netdev : "<netdev>";
     return fmt::format("DCB netlink (dcb pfc show dev {0}; dcb app show dev {0})", netdev);
   }
+  if (check == "ucx_device_quirk") return PortFiles(rail, "gids/*") + "; the worker's UCX version";
   if (check == "gpu_direct") {
     return "the probe worker's --capabilities (CUDA driver, dma-buf, UCX memory types); sysfs "
            "kernel/mm/memory_peers/, module/nvidia_peermem/";
@@ -143,19 +145,28 @@ void NicFabric(inventory::Snapshot& snapshot, std::vector<Finding>& out) {
   }
 }
 
-// The RoCE v2 GID index of each rail's IPv4 address: what UCX_IB_GID_INDEX must name.
-void GidIndexes(inventory::Snapshot& snapshot, std::vector<Finding>& out) {
+// The RoCE v2 GID index of each rail's IPv4 address: what UCX_IB_GID_INDEX must name, unless
+// our UCX fails with that GID on the rail's device (ucx_device_quirk says why and what instead).
+void GidIndexes(inventory::Snapshot& snapshot, const std::string& ucx_version,
+                std::vector<Finding>& out) {
   for (const auto& rail : snapshot.Rails()) {
     const auto* port = inventory::FindRailPort(snapshot.Devices(), rail);
     if (port == nullptr || rail.link_layer != "Ethernet") continue;
     const auto* gid = inventory::PortIpv4Gid(*port, rail.netdev);
     if (gid == nullptr) continue;  // roce_gid says so
-    out.push_back(
-        Info("roce_gid_index", rail.name,
-             fmt::format("RoCE v2 GID index {} carries {} on {}: UCX_IB_GID_INDEX={} (mpirun -x "
-                         "UCX_IB_GID_INDEX={})",
-                         gid->index, rail.ipv4, rail.netdev, gid->index, gid->index),
-             PortFiles(&rail, fmt::format("gids/{0}, gid_attrs/types/{0}", gid->index))));
+    std::string advice =
+        fmt::format("UCX_IB_GID_INDEX={} (mpirun -x UCX_IB_GID_INDEX={})", gid->index, gid->index);
+    for (const auto& device : snapshot.Devices()) {
+      const auto quirk = probe::FindUcxDeviceQuirk(device, gid->index, ucx_version);
+      if (device.name != rail.device || !quirk) continue;
+      advice = fmt::format("but UCX {} on {} fails with it (ucx_device_quirk): set {} or {}",
+                           ucx_version, quirk->driver, probe::UcxQuirkSettings()[0],
+                           probe::UcxQuirkSettings()[1]);
+    }
+    out.push_back(Info("roce_gid_index", rail.name,
+                       fmt::format("RoCE v2 GID index {} carries {} on {}: {}", gid->index,
+                                   rail.ipv4, rail.netdev, advice),
+                       PortFiles(&rail, fmt::format("gids/{0}, gid_attrs/types/{0}", gid->index))));
   }
 }
 
@@ -352,7 +363,7 @@ std::vector<Finding> Diagnose(const DoctorOptions& options) {
     findings.push_back(FromVerdict(verdict, snapshot));
   }
   SubnetsOfAnotherTree(options.sysfs_root, findings);
-  GidIndexes(snapshot, findings);
+  GidIndexes(snapshot, context.own_ucx_version, findings);
   NicFabric(snapshot, findings);
   QosUnjudged(snapshot, this_host, findings);
   Gpus(snapshot, capabilities ? &*capabilities : nullptr, findings);

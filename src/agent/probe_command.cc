@@ -244,9 +244,10 @@ int ProbeAndReport(const ProbeCommandOptions& options, const ProbeChoice& choice
     return 2;
   }
   base::SteadyClock clock;
-  probing::ProbeWiring wiring(
-      sys, all_rails, probing::LoadSecret(secret_file, "secret file"), clock, 1024,
-      probing::WorkerSettings{options.worker_path, options.sysfs_root, "warn", "logfmt"});
+  probing::WorkerSettings worker{options.worker_path, options.sysfs_root, "warn", "logfmt"};
+  worker.environment = probing::UcxQuirkWorkaround(sys, config, {}, options.worker_path);
+  probing::ProbeWiring wiring(sys, all_rails, probing::LoadSecret(secret_file, "secret file"),
+                              clock, 1024, std::move(worker));
   if (probe::NeedsUcx(choice.kind)) wiring.StartWorker();
   const probe::ProbeContext context = wiring.Context();
 

@@ -38,6 +38,9 @@ void CheckLinkErrors(const HealthInputs& inputs, std::vector<CheckResult>& out);
 void CheckNicTemperature(const HealthInputs& inputs,
                          std::vector<CheckResult>& out);                         // nic_temperature
 void CheckQosConfig(const HealthInputs& inputs, std::vector<CheckResult>& out);  // qos_config
+void CheckProbeFailing(const HealthInputs& inputs, std::vector<CheckResult>& out);  // probe_failing
+void CheckUcxDeviceQuirks(const HealthInputs& inputs,
+                          std::vector<CheckResult>& out);  // ucx_device_quirk
 
 // A verdict: failing when `reason` is not empty.
 CheckResult Verdict(std::string check, std::string rail, std::string peer, std::string reason);

@@ -118,6 +118,8 @@ std::vector<CheckResult> EvaluateChecks(const HealthInputs& inputs) {
   detail::CheckLinkErrors(inputs, results);
   detail::CheckNicTemperature(inputs, results);
   detail::CheckQosConfig(inputs, results);
+  detail::CheckProbeFailing(inputs, results);
+  detail::CheckUcxDeviceQuirks(inputs, results);
 
   // Rails in the inputs' order (configured first), host-wide verdicts ("") before them, rails
   // only the probe results name after them.

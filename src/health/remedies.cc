@@ -114,6 +114,15 @@ const std::map<std::string, std::string>& Templates() {
         {"gpu_direct",
          "modprobe nvidia_peermem (or the open GPU kernel modules on Linux 5.12+ for dma-buf); "
          "install a CUDA-enabled UCX (ucx_info -d | grep cuda) and include cuda_copy in UCX_TLS"},
+        {"probe_failing",
+         "journalctl -u rail-exporter | grep -E 'Fatal:|Assertion|ERROR' (UCX's lines from the "
+         "probe worker); rail_exporter probe --peer <peer>:9841 --kind <kind> --rail <rail>; "
+         "ucx_info "
+         "-d | grep -A4 {device}"},
+        {"ucx_device_quirk",
+         "export UCX_UD_VERBS_ETH_DGID_CHECK=n (or UCX_IB_GID_INDEX=0) for every UCX application "
+         "on the host (NCCL, MPI, ...); set ucx_device_quirk_workaround: true for this agent's "
+         "probes; or install a UCX release without the fault"},
         {"gpu_memory_throughput",
          "modprobe nvidia_peermem; ucx_info -d | grep -i cuda; export "
          "UCX_TLS=rc,cuda_copy,cuda_ipc,sm,self UCX_NET_DEVICES={device}:{port}"},
@@ -149,6 +158,8 @@ const std::map<std::string, std::string>& Summaries() {
       {"link_errors", "no uncorrected error and few corrected bits within the window"},
       {"nic_temperature", "the NIC's sensors are well below their critical temperature"},
       {"qos_config", "PFC is on for the RoCE priority, configured alike on every rail"},
+      {"probe_failing", "the rail's probes of the peer get through"},
+      {"ucx_device_quirk", "the rail's device has no known fault with this host's UCX"},
   };
   return kSummaries;
 }
@@ -193,7 +204,9 @@ const std::vector<std::string>& CheckTokens() {
                                                    "link_flaps",
                                                    "link_errors",
                                                    "nic_temperature",
-                                                   "qos_config"};
+                                                   "qos_config",
+                                                   "probe_failing",
+                                                   "ucx_device_quirk"};
   return kTokens;
 }
 

@@ -50,6 +50,11 @@ bool IsBusy(const ProbeResult& result) {
   return !result.success && result.error_reason == kBusyReason;
 }
 
+bool CountsAsFailedRun(const ProbeResult& result) {
+  return !result.success && !IsBusy(result) && result.error_reason != "cancelled" &&
+         result.error_reason != "worker_unavailable";
+}
+
 bool IsMultiRail(ProbeKind kind) {
   return kind == ProbeKind::kMultirailCapacity || kind == ProbeKind::kUcxMultirailThroughput;
 }

@@ -23,6 +23,13 @@ void ResultStore::Record(ProbeResult result, std::chrono::milliseconds interval)
   state.interval = interval;
   ++state.runs;
   if (!result.success) ++state.errors_by_reason[result.error_reason];
+  if (result.success) {
+    state.consecutive_failures = 0;
+  } else if (CountsAsFailedRun(result)) {
+    ++state.consecutive_failures;
+    state.last_failure_reason = result.error_reason;
+    state.last_failure_message = result.error_message;
+  }
   if (state.rtt_bucket_counts.empty()) state.rtt_bucket_counts.assign(rtt_buckets_.size(), 0);
   for (const double sample : result.rtt_samples_seconds) {
     // Samples above the last bound only count in +Inf, i.e. in rtt_count.

@@ -24,6 +24,10 @@ std::optional<std::string> ProbingService::RestartOnlyChange(const ProbingConfig
   if (next.bulk_concurrency != config_.bulk_concurrency) {
     return "bulk_concurrency takes effect at a restart only (the responder serves by it)";
   }
+  if (next.ucx_device_quirk_workaround != config_.ucx_device_quirk_workaround) {
+    return "ucx_device_quirk_workaround takes effect at a restart only (the probe worker's "
+           "environment)";
+  }
   if (Probes(next) != Probes(config_) || (Probes(config_) && !wiring_)) {
     return "starting or ending probing altogether (the responder, probes and fleet sections) "
            "takes effect at a restart only";

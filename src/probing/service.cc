@@ -93,9 +93,12 @@ void ProbingService::StartWiring() {
       }
     }
     if (peer_secret_loaded_ != false) {
+      auto worker = options_.worker;
+      worker.environment =
+          UcxQuirkWorkaround(sys_, config_, options_.device_filter, worker.executable);
       wiring_ = std::make_unique<ProbeWiring>(
           sys_, LocalProbeRails(sys_, config_, options_.device_filter), std::move(secret), clock_,
-          4096, options_.worker);
+          4096, std::move(worker));
     }
   }
   if (StopRequested()) {

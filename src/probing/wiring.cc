@@ -2,23 +2,61 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 #include "rail/base/build_info.h"
 #include "rail/peer/client.h"
 #include "rail/probe/handler_factory.h"
+#include "rail/probe/ucx_quirks.h"
 #include "rail/probing/plan.h"
 
 namespace rail::probing {
 
-std::vector<probe::ProbeRail> LocalProbeRails(const sysfs::Filesystem& sys,
-                                              const ProbingConfig& config,
-                                              const DeviceFilter& filter) {
+namespace {
+
+std::vector<sysfs::InfinibandDevice> ReadDevices(const sysfs::Filesystem& sys,
+                                                 const DeviceFilter& filter) {
   sysfs::ReadErrors errors;
   sysfs::InfinibandReadOptions read;
   read.counters = false;
   read.hw_counters = false;
   read.device_filter = filter;
-  return MakeProbeRails(inventory::DiscoverRails(sysfs::ReadInfiniband(sys, read, errors),
-                                                 config.rails, config.DiscoverUnlisted()));
+  return sysfs::ReadInfiniband(sys, read, errors);
+}
+
+}  // namespace
+
+std::vector<probe::ProbeRail> LocalProbeRails(const sysfs::Filesystem& sys,
+                                              const ProbingConfig& config,
+                                              const DeviceFilter& filter) {
+  return MakeProbeRails(
+      inventory::DiscoverRails(ReadDevices(sys, filter), config.rails, config.DiscoverUnlisted()));
+}
+
+std::vector<std::string> UcxQuirkWorkaround(const sysfs::Filesystem& sys,
+                                            const ProbingConfig& config, const DeviceFilter& filter,
+                                            const std::string& worker_executable) {
+  if (!config.ucx_device_quirk_workaround) return {};
+  const std::string ucx_version =
+      probe::QueryWorkerUcxVersion(probe::FindWorkerExecutable(worker_executable));
+  const auto devices = ReadDevices(sys, filter);
+  for (const auto& rail :
+       inventory::DiscoverRails(devices, config.rails, config.DiscoverUnlisted())) {
+    const auto device = std::find_if(devices.begin(), devices.end(),
+                                     [&](const auto& d) { return d.name == rail.device; });
+    if (device == devices.end()) continue;
+    if (const auto quirk =
+            probe::FindUcxDeviceQuirk(*device, rail.roce_v2_gid_index, ucx_version)) {
+      const std::string& setting = probe::UcxQuirkSettings().front();
+      spdlog::warn(
+          "ucx_device_quirk_workaround: the probe worker runs with {} ({}). Only the worker: "
+          "the ucx_device_quirk check stays failing until every UCX application on this host "
+          "has the setting",
+          setting, quirk->Describe());
+      return {setting};
+    }
+  }
+  return {};
 }
 
 std::shared_ptr<const peer::Secret> LoadSecret(const std::optional<std::string>& path,
@@ -60,6 +98,7 @@ void ProbeWiring::StartWorker(const std::atomic<bool>* abandon) {
     if (worker_) return;
     probe::WorkerOptions options;
     options.executable = worker_settings_.executable;
+    options.environment = worker_settings_.environment;
     options.init.secret = secret_;
     options.init.agent_version = base::GetBuildInfo().version;
     options.init.sysfs_root = worker_settings_.sysfs_root;

@@ -16,13 +16,18 @@ probes host b with every probe kind over both rails. The tests run in order:
 5. the initiator (and its worker) killed during a put run: host b's agent keeps serving, its
    worker is up and a new run succeeds;
 6. reference tools: ib_write_bw, ucx_perftest ucp_put_bw and our ucx_throughput, alternating,
-   the medians' ratios printed (never asserted: the guests are emulated).
+   the medians' ratios printed (never asserted: the guests are emulated);
+7. the quirk handling off: both agents restarted without ucx_device_quirk_workaround and without
+   any UCX setting; host a's UCX probe series fails probe_failing with UCX's fatal line in the
+   reason, and ucx_device_quirk names the settings.
 
 Every scrape of an agent (assert_verdicts) checks every rail_check_ok series against VERDICTS.
 
-The agents run with UCX_UD_VERBS_ETH_DGID_CHECK=n: without it UCX 1.13's UD wire-up times out
-over rxe's IPv4 RoCE v2 GID and every UCX probe aborts its worker (issue 22, item 1; the agent
-has no check for that quirk yet).
+Without UCX_UD_VERBS_ETH_DGID_CHECK=n UCX 1.13's UD wire-up times out over rxe's IPv4 RoCE v2 GID
+and every UCX probe aborts its worker (issue 22, item 1). Tests 1 to 6 give the agents
+`ucx_device_quirk_workaround: true` (their workers get the setting, nothing else does) and no
+UCX setting of their own, and ucx_device_quirk fails on every rail throughout; test 7 shows what
+happens without it.
 """
 
 import argparse
@@ -41,8 +46,20 @@ from rdma_lab import find, series, DEVICE, NETDEV, RAILS
 
 BINARY = None  # the build's rail_exporter and probe worker (main() sets them)
 WORKER = None
-# The UCX setting rxe needs with UCX 1.13 (see the docstring); every UCX process here gets it.
-UCX_ENV = {"UCX_UD_VERBS_ETH_DGID_CHECK": "n"}
+# The UCX setting rxe needs with UCX 1.13 (see the docstring): what a UCX application of our own
+# (ucx_perftest) gets. The agents never do: their own workaround has to do it.
+UCX_APPLICATION_ENV = {"UCX_UD_VERBS_ETH_DGID_CHECK": "n"}
+QUIRK_SETTINGS = ("UCX_UD_VERBS_ETH_DGID_CHECK=n", "UCX_IB_GID_INDEX=0")
+# Test 7: one UCX series (ucx_rtt over rail0, 8 B), often, so that it fails
+# health.probe_failing_runs (3) runs in a row before the worker's crash loop (5 deaths in a row
+# without an answer) stops the restarts.
+FAILING_RUNS = 3
+QUIRK_TIMEOUT = 300  # seconds for probe_failing to fail without the workaround
+PROBES_WITHOUT_WORKAROUND = (
+    "  - {kind: ucx_rtt, rails: [rail0], message_sizes: [8], duration: 1s, timeout: 15s,"
+    " interval: 20s, jitter: 0}\n")
+# UCX's fatal forms as the worker's stderr relay keeps them (probe/worker/stderr_relay.h).
+UCX_FATAL_LINE = re.compile(r"its last fatal line: .*(Fatal: |Assertion )")
 SECRET = "rdma-lab-shared-secret\n"
 PEER_B = rdma_lab.peer_address("b")
 SCHEDULE_TIMEOUT = 480  # seconds for every scheduled probe of host a to have a result
@@ -116,6 +133,11 @@ VERDICTS = {
     "transport_fallback": {"per": "rail_peer", "value": 1, "after": True},
     "multirail_striping": {"per": "peer", "value": 1, "after": True},
     "link_flaps": {"per": "rail", "value": 1, "after": True},
+    # From the first result of a series; multi-rail series are judged on "rail0+rail1".
+    "probe_failing": {"per": "rail_peer", "value": 1, "after": True},
+    # UCX 1.13 on rxe with the IPv4 GID at index 1: fails on both hosts although their workers
+    # run with the workaround (issue 22, item 1).
+    "ucx_device_quirk": {"per": "rail", "value": 0},
 }
 
 # IB speed names by the code ibv_devinfo prints in parentheses after active_speed.
@@ -123,8 +145,9 @@ SPEED_NAMES = {1: "SDR", 2: "DDR", 4: "QDR", 8: "FDR10", 16: "FDR", 32: "EDR", 6
                128: "NDR", 256: "XDR"}
 
 
-def agent_config(host, peers=True):
-    text = "rails:\n" + "".join(
+def agent_config(host, peers=True, workaround=True, probes=PROBES):
+    text = "ucx_device_quirk_workaround: %s\n" % ("true" if workaround else "false")
+    text += "rails:\n" + "".join(
         "  - {name: %s, device: %s, expected_rate_gbps: 100}\n" % (rail, DEVICE[rail])
         for rail in RAILS)
     text += ("responder: {listen_address: ':%d', secret_file: /lab/secret, name: host-%s}\n"
@@ -136,12 +159,8 @@ def agent_config(host, peers=True):
         text += ("health: {probe_throughput_min_line_rate_fraction: %g, "
                  "probe_throughput_min_sibling_fraction: %g}\n"
                  % (LINE_RATE_FRACTION, SIBLING_FRACTION))
-        text += "probes:\n" + PROBES
+        text += "probes:\n" + probes
     return text
-
-
-def env_prefix():
-    return " ".join("%s=%s" % item for item in UCX_ENV.items())
 
 
 class RdmaLabTest(rdma_lab.RdmaLabTestCase):
@@ -153,16 +172,15 @@ class RdmaLabTest(rdma_lab.RdmaLabTestCase):
         cls.config_a = lab.write("a.yaml", agent_config("a"))
         cls.config_b = lab.write("b.yaml", agent_config("b", peers=False))
         cls.scrapes = 0
-        lab.start("b", "agent-b", [BINARY, "--config.file=" + cls.config_b,
-                                   "--probe.worker-path=" + WORKER,
-                                   "--web.listen-address=:%d" % rdma_lab.METRICS_PORT],
-                  env=UCX_ENV)
-        lab.wait_http("b", "agent-b")
-        lab.start("a", "agent-a", [BINARY, "--config.file=" + cls.config_a,
-                                   "--probe.worker-path=" + WORKER,
-                                   "--web.listen-address=:%d" % rdma_lab.METRICS_PORT],
-                  env=UCX_ENV)
-        lab.wait_http("a", "agent-a")
+        cls.start_agents(cls.config_a, cls.config_b)
+
+    @classmethod
+    def start_agents(cls, config_a, config_b):
+        for host, config in (("b", config_b), ("a", config_a)):
+            cls.lab.start(host, "agent-" + host, [
+                BINARY, "--config.file=" + config, "--probe.worker-path=" + WORKER,
+                "--web.listen-address=:%d" % rdma_lab.METRICS_PORT])
+            cls.lab.wait_http(host, "agent-" + host)
 
     # -- scrapes, each with every verdict asserted ------------------------------------------
 
@@ -189,6 +207,11 @@ class RdmaLabTest(rdma_lab.RdmaLabTestCase):
             self.assertEqual(value, expected["value"], "host %s: %s rail=%r peer=%r: %s" % (
                 host, check, rail, peer, reasons.get((check, rail, peer))))
             per = expected["per"]
+            if check == "ucx_device_quirk":
+                for setting in QUIRK_SETTINGS:
+                    self.assertIn(setting, reasons.get((check, rail, peer), ""), (host, rail))
+            if check == "probe_failing" and rail == "+".join(RAILS):
+                rail = RAILS[0]  # a multi-rail series' verdict: judged like one of a rail
             self.assertEqual(rail in RAILS, per in ("rail", "rail_peer"), (check, rail))
             self.assertEqual(peer == "b", per in ("peer", "rail_peer") and probing,
                              (host, check, peer))
@@ -378,6 +401,11 @@ class RdmaLabTest(rdma_lab.RdmaLabTestCase):
                 self.assertEqual(device, DEVICE[lane_rail] + ":1", (kind, rail, lanes))
         for rail in RAILS:
             self.assertEqual(find(samples, "rail_fallback_tcp", rail=rail, peer="b"), [0.0])
+        # The workaround is the workers' own: neither agent has the setting, both workers do.
+        for host in rdma_lab.HOSTS:
+            agent, worker = self.environments(host)
+            self.assertNotIn("UCX_UD_VERBS_ETH_DGID_CHECK", agent, host)
+            self.assertIn(QUIRK_SETTINGS[0], worker.splitlines(), host)
         # The probe-derived verdicts exist once their evidence does.
         seen = self.assert_verdicts("a", samples)
         for check in ("peer_mtu", "peer_version"):
@@ -392,15 +420,26 @@ class RdmaLabTest(rdma_lab.RdmaLabTestCase):
     # -- 3. doctor ---------------------------------------------------------------------------
 
     def test_3_doctor(self):
-        result = self.lab.run("a", "%s %s doctor --config.file=%s --peer=%s "
-                              "--probe.worker-path=%s" % (env_prefix(), BINARY, self.config_a,
-                                                          PEER_B, WORKER),
+        result = self.lab.run("a", "%s doctor --config.file=%s --peer=%s "
+                              "--probe.worker-path=%s" % (BINARY, self.config_a, PEER_B, WORKER),
                               timeout=PROBE_TIMEOUT, check=False)
         print("doctor in host a (exit %d):\n%s" % (result.returncode, result.stdout))
-        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+        # UCX 1.13 on rxe: ucx_device_quirk fails on both rails, and nothing else does.
+        self.assertEqual(result.returncode, 1, result.stdout + result.stderr)
+        failed = re.findall(r"^FAIL (\S+) rail=(\S+): (.*)$", result.stdout, re.M)
+        self.assertEqual(sorted((check, rail) for check, rail, _ in failed),
+                         [("ucx_device_quirk", rail) for rail in RAILS], result.stdout)
+        for _, _, reason in failed:
+            for setting in QUIRK_SETTINGS:
+                self.assertIn(setting, reason)
         for rail in RAILS:
-            self.assertIn(rail, result.stdout)
             self.assertIn(DEVICE[rail], result.stdout)
+            # The GID index line names the quirk instead of recommending index 1.
+            gid_line = re.search(r"^INFO roce_gid_index rail=%s: (.*)$" % rail, result.stdout,
+                                 re.M)
+            self.assertIsNotNone(gid_line, result.stdout)
+            self.assertIn("ucx_device_quirk", gid_line.group(1))
+            self.assertNotIn("UCX_IB_GID_INDEX=1", gid_line.group(1))
         self.scrape("a")
 
     # -- 4. dma-buf --------------------------------------------------------------------------
@@ -411,7 +450,7 @@ class RdmaLabTest(rdma_lab.RdmaLabTestCase):
         # dma-buf at all (EOPNOTSUPP: no; EBADF or another: yes, the fd was refused).
         script = self.lab.write("dmabuf.py", DMABUF_SCRIPT)
         own = json.loads(self.lab.run("a", "python3 " + script).stdout)
-        capabilities = self.lab.run("a", "%s %s --capabilities" % (env_prefix(), WORKER))
+        capabilities = self.lab.run("a", "%s --capabilities" % WORKER)
         reported = json.loads(capabilities.stdout)
         worker = {entry["device"]: entry for entry in reported["dma_buf"]}
         print("dma-buf registration on rxe: ibv_reg_dmabuf_mr %s; the worker reports %s" % (
@@ -436,7 +475,7 @@ class RdmaLabTest(rdma_lab.RdmaLabTestCase):
         command = (
             "out=; for n in $(seq 1 %(kills)d); do "
             "before=$(cat /sys/class/net/eth0/statistics/tx_bytes); "
-            "%(env)s %(binary)s probe --config.file=%(config)s --peer=%(peer)s "
+            "%(binary)s probe --config.file=%(config)s --peer=%(peer)s "
             "--probe.worker-path=%(worker)s --kind=ucx_throughput --operation=put "
             "--rail=rail0 --size=%(size)d --window=%(window)d --duration=20s --timeout=60s "
             "--output=json "
@@ -448,7 +487,7 @@ class RdmaLabTest(rdma_lab.RdmaLabTestCase):
             "sleep 0.5; done; kill -9 $p; wait $p 2>/dev/null; "
             "gone=0; for i in $(seq 1 20); do kill -0 $w 2>/dev/null || { gone=1; break; }; "
             "sleep 0.5; done; echo \"kill $n worker=$w moving=$moving gone=$gone\"; done"
-        ) % {"kills": KILLS, "env": env_prefix(), "binary": BINARY, "config": self.config_a,
+        ) % {"kills": KILLS, "binary": BINARY, "config": self.config_a,
              "peer": PEER_B, "worker": WORKER, "size": MESSAGE_SIZE,
              "window": WINDOW}
         output = self.lab.run("a", command, timeout=KILLS * 120).stdout
@@ -481,9 +520,9 @@ class RdmaLabTest(rdma_lab.RdmaLabTestCase):
     def probe(self, kind, rail, duration="2s"):
         """`rail_exporter probe` in host a against host b: its JSON results."""
         result = self.lab.run(
-            "a", "%s %s probe --config.file=%s --peer=%s --probe.worker-path=%s --kind=%s "
+            "a", "%s probe --config.file=%s --peer=%s --probe.worker-path=%s --kind=%s "
             "--rail=%s --size=%d --window=%d --duration=%s --timeout=60s --output=json" % (
-                env_prefix(), BINARY, self.config_a, PEER_B, WORKER, kind, rail, MESSAGE_SIZE,
+                BINARY, self.config_a, PEER_B, WORKER, kind, rail, MESSAGE_SIZE,
                 WINDOW, duration), timeout=PROBE_TIMEOUT, check=False)
         try:
             return json.loads(result.stdout[result.stdout.index("["):])
@@ -522,7 +561,7 @@ class RdmaLabTest(rdma_lab.RdmaLabTestCase):
         perftest = ["ib_write_bw", "-F", "-d", device, "-x", gid, "-s", str(MESSAGE_SIZE),
                     "-n", str(ITERATIONS)]
         ucx = ["env", "UCX_NET_DEVICES=%s:1" % device] + [
-            "%s=%s" % item for item in UCX_ENV.items()] + ["ucx_perftest"]
+            "%s=%s" % item for item in UCX_APPLICATION_ENV.items()] + ["ucx_perftest"]
         mib = 1024 * 1024
         figures = {"ib_write_bw": [], "ucx_perftest": [], "rail_exporter": []}
         for _ in range(ROUNDS):
@@ -547,6 +586,60 @@ class RdmaLabTest(rdma_lab.RdmaLabTestCase):
             else:
                 print("no ratio to %s: it gave no figure in %d rounds" % (tool, ROUNDS))
         self.scrape("b")
+
+    # -- 7. without the workaround -----------------------------------------------------------
+
+    def environments(self, host):
+        """The environment variables of host's agent and of its probe worker ("" when none
+        runs), one per line."""
+        pid = self.lab.pid("agent-" + host)
+        return self.lab.run(host, "tr '\\0' '\\n' < /proc/%d/environ; echo '=== worker'; "
+                            "w=$(pgrep -P %d | head -1); [ -n \"$w\" ] && tr '\\0' '\\n' < "
+                            "/proc/$w/environ; true" % (pid, pid)).stdout.split("=== worker\n")
+
+    def test_7_without_the_quirk_workaround(self):
+        lab = self.lab
+        for host in rdma_lab.HOSTS:
+            pid = lab.pid("agent-" + host)
+            lab.run(host, "kill %d 2>/dev/null; for i in $(seq 1 150); do kill -0 %d 2>/dev/null "
+                    "|| exit 0; sleep 0.2; done; exit 1" % (pid, pid), check=False)
+        config_a = lab.write("a-off.yaml", agent_config(
+            "a", workaround=False, probes=PROBES_WITHOUT_WORKAROUND))
+        config_b = lab.write("b-off.yaml", agent_config("b", peers=False, workaround=False))
+        self.start_agents(config_a, config_b)
+        for host in rdma_lab.HOSTS:
+            for environment in self.environments(host):
+                self.assertNotIn("UCX_", environment, host)
+        state = {}
+
+        def failing():
+            samples = rdma_lab.parse(lab.scrape("a"))
+            state["samples"] = samples
+            state["reasons"] = {(labels["check"], labels["rail"], labels["peer"]): labels["reason"]
+                                for labels, _ in series(samples, "rail_check_info")}
+            return find(samples, "rail_check_ok", check="probe_failing", rail="rail0",
+                        peer="b") == [0.0]
+        failed = rdma_lab.wait_until(failing, QUIRK_TIMEOUT, 5)
+        log_a = lab.read("agent-a.log")
+        self.assertTrue(failed, "probe_failing did not fail within %d s: %s\n%s" % (
+            QUIRK_TIMEOUT, state.get("reasons"), log_a[-4000:]))
+        reason = state["reasons"][("probe_failing", "rail0", "b")]
+        print("host a without the workaround: probe_failing rail0 b: %s" % reason)
+        self.assertRegex(reason, r"^ucx_rtt \(size 8\) failed its last \d+ runs "
+                         r"\(health.probe_failing_runs %d\): (peer_)?worker_crashed"
+                         % FAILING_RUNS)
+        self.assertRegex(reason, UCX_FATAL_LINE)
+        # UCX's own line reached the agent's log unchanged, through the worker's stderr relay.
+        self.assertRegex(log_a, r"\.c:\d+\s+(Fatal: |Assertion )")
+        for rail in RAILS:
+            quirk = state["reasons"][("ucx_device_quirk", rail, "")]
+            print("host a without the workaround: ucx_device_quirk %s: %s" % (rail, quirk))
+            for setting in QUIRK_SETTINGS:
+                self.assertIn(setting, quirk)
+        # No verdict of the failing series' kind stays green meanwhile.
+        for check in ("transport_fallback", "probe_throughput"):
+            self.assertEqual(find(state["samples"], "rail_check_ok", check=check, rail="rail0",
+                                  peer="b"), [], check)
 
 
 def _perftest_bandwidth(output, unit):

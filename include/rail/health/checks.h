@@ -58,6 +58,9 @@ struct Thresholds {
   // health.roce_priority: the priority RoCE traffic uses (0-7); qos_config fails a rail whose
   // PFC is off on it. 3 is the priority mlx5's and most switch vendors' RoCE guides use.
   unsigned roce_priority = 3;
+  // health.probe_failing_runs: a probe series whose last this many runs failed fails
+  // probe_failing (busy refusals, cancelled runs and runs without a worker do not count).
+  unsigned probe_failing_runs = 3;
 
   bool operator==(const Thresholds&) const = default;
 };
@@ -104,7 +107,7 @@ struct HealthInputs {
 //   counter_saturated, multirail_striping, probe_throughput, transport_fallback,
 //   pcie_link, gpu_nic_affinity, gpu_direct, gpu_memory_throughput, qos_config,
 //   pfc_storm, pfc_pause, roce_congestion_control, roce_drops, link_flaps, link_errors,
-//   nic_temperature
+//   nic_temperature, probe_failing, ucx_device_quirk
 struct CheckResult {
   std::string check;  // one of the tokens above
   std::string rail;   // the rail label; "" for host-wide checks

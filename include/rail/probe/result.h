@@ -146,5 +146,11 @@ bool IsBusy(const ProbeResult& result);
 // The error reason of a run the peer ended because its responder was stopping (its `shutdown`
 // refusal): what the transfer saw of that stop follows from it.
 inline constexpr const char* kPeerShutdownReason = "shutdown";
+// Whether `result` is a failed run of its series' rails and peer: a failure that is neither a
+// busy refusal, nor a run the agent cancelled ("cancelled": stop, reload, new plan), nor a run
+// that never started because no probe worker ran ("worker_unavailable": the worker was
+// restarting). ResultStore counts these in a row (SeriesState::consecutive_failures) and the
+// probe_failing check judges by that count.
+bool CountsAsFailedRun(const ProbeResult& result);
 
 }  // namespace rail::probe

@@ -36,6 +36,12 @@ struct SeriesState {
   std::chrono::milliseconds interval{0};  // the schedule's; 0 for one-off runs
   std::uint64_t runs = 0;
   std::map<std::string, std::uint64_t> errors_by_reason;
+  // Failed runs in a row (CountsAsFailedRun) since the series' last success; runs that say
+  // nothing about the rail (cancelled, worker_unavailable) neither count nor reset it. The error
+  // reason and message of the latest of them, for people (probe_failing's reason).
+  std::uint64_t consecutive_failures = 0;
+  std::string last_failure_reason;
+  std::string last_failure_message;
   // Cumulative round-trip histogram (bucket upper bounds are RttBuckets()).
   std::vector<std::uint64_t> rtt_bucket_counts;  // per bucket, not cumulative
   std::uint64_t rtt_count = 0;

@@ -21,7 +21,8 @@
 //
 // A worker that loses the pipe ends its probes and exits (and the kernel kills it if the agent
 // dies: PR_SET_PDEATHSIG). Calls fail with these reasons:
-//   worker_crashed      the worker died while the call was in flight
+//   worker_crashed      the worker died while the call was in flight (the message names how, and
+//                       the last fatal-looking line the worker wrote on its stderr: UCX's own)
 //   worker_unavailable  no worker runs now (starting, backing off, crash loop, not installed)
 //   worker_hung         no reply within the call's deadline; the worker is killed and restarted
 #pragma once
@@ -81,6 +82,9 @@ struct WorkerInit {
 
 struct WorkerOptions {
   std::string executable;  // path of rail_exporter_probe_worker
+  // "NAME=value" entries the worker gets in its environment on top of the agent's (the UCX
+  // device quirks' workaround, probe/ucx_quirks.h): the worker's own, never the host's.
+  std::vector<std::string> environment;
   WorkerInit init;
   WorkerPolicy policy;
 };

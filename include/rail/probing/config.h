@@ -97,6 +97,11 @@ struct ProbingConfig {
   // discover_rails: also publish active ports that no rails[] entry names. Defaults to true
   // when no rail is configured and false otherwise.
   std::optional<bool> discover_rails;
+  // ucx_device_quirk_workaround: start the probe worker with the settings that avoid a known
+  // fault of our UCX on a rail's device (probe/ucx_quirks.h), when a rail has one. The worker's
+  // environment only: the ucx_device_quirk check keeps failing, since every other UCX
+  // application on the host still needs them. Read at start only (a reload keeps the worker).
+  bool ucx_device_quirk_workaround = false;
 
   bool DiscoverUnlisted() const { return inventory::DiscoverUnlisted(rails, discover_rails); }
 };

@@ -29,6 +29,13 @@ std::vector<probe::ProbeRail> LocalProbeRails(const sysfs::Filesystem& sys,
                                               const ProbingConfig& config,
                                               const DeviceFilter& filter = {});
 
+// The worker's own environment that `config` asks for: with ucx_device_quirk_workaround, the
+// settings that avoid a known fault of the worker's UCX (asked of `worker_executable`) on a
+// rail's device (probe/ucx_quirks.h), logged as a warning; else, or when no rail has one, none.
+std::vector<std::string> UcxQuirkWorkaround(const sysfs::Filesystem& sys,
+                                            const ProbingConfig& config, const DeviceFilter& filter,
+                                            const std::string& worker_executable);
+
 // The secret in `path`, or nullptr without a path. Throws ConfigError "<what>: <reason>".
 std::shared_ptr<const peer::Secret> LoadSecret(const std::optional<std::string>& path,
                                                const std::string& what);
@@ -40,6 +47,8 @@ struct WorkerSettings {
   std::string log_level = "info";
   std::string log_format = "logfmt";
   std::string cuda_library = gpu::kCudaLibrary;  // --cuda.library, loaded by the worker only
+  // "NAME=value" entries for the worker's environment only (UcxQuirkWorkaround).
+  std::vector<std::string> environment = {};
 };
 
 class ProbeWiring {

@@ -6,10 +6,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
+#include <string_view>
 
 #include "rail/probe/worker.h"
 
@@ -31,10 +33,39 @@ class FileActions {
   posix_spawn_file_actions_t actions_;
 };
 
+// The agent's environment with `extra` added, each replacing a variable of its name.
+std::vector<std::string> MergedEnvironment(const std::vector<std::string>& extra) {
+  std::vector<std::string> merged;
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    const std::string_view variable(*entry);
+    const auto name = variable.substr(0, variable.find('=') + 1);
+    const bool replaced = std::any_of(extra.begin(), extra.end(), [&](const std::string& added) {
+      return std::string_view(added).starts_with(name);
+    });
+    if (!replaced) merged.emplace_back(variable);
+  }
+  merged.insert(merged.end(), extra.begin(), extra.end());
+  return merged;
+}
+
+std::vector<char*> Pointers(std::vector<std::string>& strings) {
+  std::vector<char*> pointers;
+  for (auto& string : strings) pointers.push_back(string.data());
+  pointers.push_back(nullptr);
+  return pointers;
+}
+
 }  // namespace
 
 Spawned SpawnWorker(const std::string& executable, const std::vector<std::string>& arguments,
-                    std::string* error) {
+                    const std::vector<std::string>& environment, std::string* error) {
+  int log_ends[2];
+  if (::pipe2(log_ends, O_CLOEXEC) != 0) {
+    *error = std::string("pipe: ") + std::strerror(errno);
+    return {};
+  }
+  base::UniqueFd log_read(log_ends[0]);
+  base::UniqueFd log_write(log_ends[1]);
   int ends[2];
   // Close-on-exec on both ends: only the dup2'd copy reaches the worker, and no other child of
   // the agent inherits the pipe (a leaked copy would keep it open after the worker died).
@@ -46,10 +77,12 @@ Spawned SpawnWorker(const std::string& executable, const std::vector<std::string
   base::UniqueFd theirs(ends[1]);
   FileActions actions;
   posix_spawn_file_actions_adddup2(actions.get(), theirs.get(), kWorkerChannelFd);
-  std::vector<char*> argv;
-  argv.push_back(const_cast<char*>(executable.c_str()));
-  for (const auto& argument : arguments) argv.push_back(const_cast<char*>(argument.c_str()));
-  argv.push_back(nullptr);
+  posix_spawn_file_actions_adddup2(actions.get(), log_write.get(), STDERR_FILENO);
+  std::vector<std::string> argument_strings = {executable};
+  argument_strings.insert(argument_strings.end(), arguments.begin(), arguments.end());
+  auto argv = Pointers(argument_strings);
+  auto environment_strings = MergedEnvironment(environment);
+  auto envp = Pointers(environment_strings);
   // The agent blocks SIGINT and SIGTERM in every thread (it sigwaits for them); the worker starts
   // with no signal blocked, so that SIGTERM from a person or the service manager ends it.
   posix_spawnattr_t attributes;
@@ -60,13 +93,14 @@ Spawned SpawnWorker(const std::string& executable, const std::vector<std::string
   posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK);
   Spawned spawned;
   const int status = posix_spawn(&spawned.pid, executable.c_str(), actions.get(), &attributes,
-                                 argv.data(), environ);
+                                 argv.data(), envp.data());
   posix_spawnattr_destroy(&attributes);
   if (status != 0) {
     *error = executable + ": " + std::strerror(status);
     return {};
   }
   spawned.channel = std::move(ours);
+  spawned.stderr_read = std::move(log_read);
   return spawned;
 }
 
@@ -83,10 +117,9 @@ std::optional<std::string> RunForOutput(const std::string& executable,
   FileActions actions;
   posix_spawn_file_actions_adddup2(actions.get(), write_end.get(), STDOUT_FILENO);
   posix_spawn_file_actions_addopen(actions.get(), STDERR_FILENO, "/dev/null", O_WRONLY, 0);
-  std::vector<char*> argv;
-  argv.push_back(const_cast<char*>(executable.c_str()));
-  for (const auto& argument : arguments) argv.push_back(const_cast<char*>(argument.c_str()));
-  argv.push_back(nullptr);
+  std::vector<std::string> argument_strings = {executable};
+  argument_strings.insert(argument_strings.end(), arguments.begin(), arguments.end());
+  auto argv = Pointers(argument_strings);
   pid_t pid = -1;
   const int status =
       posix_spawn(&pid, executable.c_str(), actions.get(), nullptr, argv.data(), environ);

@@ -105,7 +105,8 @@ void ProbeWorker::Impl::FailPending(const std::string& reason, const std::string
   changed.notify_all();
 }
 
-void ProbeWorker::Impl::Reap(pid_t worker_pid, const std::string& fallback_reason) {
+void ProbeWorker::Impl::Reap(pid_t worker_pid, const std::string& fallback_reason,
+                             worker::StderrRelay& relay) {
   int wait_status = 0;
   const auto give_up = Clock::now() + kExitGrace;
   pid_t reaped = 0;
@@ -116,6 +117,7 @@ void ProbeWorker::Impl::Reap(pid_t worker_pid, const std::string& fallback_reaso
     ::kill(worker_pid, SIGKILL);
     reaped = ::waitpid(worker_pid, &wait_status, 0);
   }
+  const std::string fatal_line = relay.Finish();
   std::lock_guard lock(mutex);
   std::string reason = !kill_reason.empty() ? kill_reason
                        : reaped > 0         ? worker::DeathReason(wait_status)
@@ -124,12 +126,15 @@ void ProbeWorker::Impl::Reap(pid_t worker_pid, const std::string& fallback_reaso
   status.pid = 0;
   status.state = WorkerState::kBackingOff;  // Supervise decides whether it is a crash loop
   pid = -1;
-  FailPending("worker_crashed", "the probe worker died during the call (" + reason + ")");
+  FailPending("worker_crashed",
+              "the probe worker died during the call (" + reason + ")" +
+                  (fatal_line.empty() ? "" : "; its last fatal line: " + fatal_line));
 }
 
 bool ProbeWorker::Impl::RunOnce() {
   std::string error;
-  worker::Spawned spawned = worker::SpawnWorker(options.executable, {}, &error);
+  worker::Spawned spawned =
+      worker::SpawnWorker(options.executable, {}, options.environment, &error);
   if (spawned.pid < 0) {
     std::lock_guard lock(mutex);
     status.last_death = "spawn_failed";
@@ -137,6 +142,7 @@ bool ProbeWorker::Impl::RunOnce() {
     spdlog::error("{}", status.detail);
     return false;
   }
+  worker::StderrRelay relay(std::move(spawned.stderr_read));
   auto pipe = std::make_shared<worker::Channel>(std::move(spawned.channel));
   {
     std::lock_guard lock(mutex);
@@ -165,7 +171,7 @@ bool ProbeWorker::Impl::RunOnce() {
     std::lock_guard lock(mutex);
     channel.reset();
   }
-  Reap(spawned.pid, "start_failed");
+  Reap(spawned.pid, "start_failed", relay);
   return up;
 }
 

@@ -12,6 +12,7 @@
 
 #include "probe/worker/channel.h"
 #include "probe/worker/restart_policy.h"
+#include "probe/worker/stderr_relay.h"
 #include "rail/probe/worker.h"
 
 namespace rail::probe {
@@ -30,7 +31,9 @@ struct ProbeWorker::Impl {
   bool RunOnce();
   bool AwaitHello(worker::Channel& channel, pid_t pid);
   void ReadReplies(worker::Channel& channel);
-  void Reap(pid_t pid, const std::string& fallback_reason);
+  // Waits for the worker's end, then ends its stderr relay: the calls still in flight fail
+  // worker_crashed with the last fatal line it wrote.
+  void Reap(pid_t pid, const std::string& fallback_reason, worker::StderrRelay& relay);
   void FailPending(const std::string& reason, const std::string& message);
   bool WaitBeforeRestart(std::chrono::milliseconds wait);
   nlohmann::json InitMessage() const;

@@ -219,6 +219,22 @@ TEST(ConfigTest, RocePriorityDefaultsToThreeAndIsAPriority) {
   EXPECT_THAT(ErrorOf("health:\n  roce_priority: -1\n"), HasSubstr("health.roce_priority"));
 }
 
+TEST(ConfigTest, ProbeFailingRunsDefaultsToThreeAndIsPositive) {
+  EXPECT_EQ(ParseConfig("", "test.yaml").health.probe_failing_runs, 3u);
+  EXPECT_EQ(
+      ParseConfig("health:\n  probe_failing_runs: 1\n", "test.yaml").health.probe_failing_runs, 1u);
+  EXPECT_THAT(ErrorOf("health:\n  probe_failing_runs: 0\n"),
+              HasSubstr("health.probe_failing_runs"));
+}
+
+TEST(ConfigTest, UcxDeviceQuirkWorkaroundIsOffUnlessSaid) {
+  EXPECT_FALSE(ParseConfig("", "test.yaml").ucx_device_quirk_workaround);
+  EXPECT_TRUE(
+      ParseConfig("ucx_device_quirk_workaround: true\n", "test.yaml").ucx_device_quirk_workaround);
+  EXPECT_THAT(ErrorOf("ucx_device_quirk_workaround: sometimes\n"),
+              HasSubstr("ucx_device_quirk_workaround"));
+}
+
 TEST(ConfigTest, ProbeMemoryDefaultsToHostAndParsesEachType) {
   const AgentConfig config = ParseConfig(
       "peers: [{name: b, address: 'h:1'}]\nprobes:\n"

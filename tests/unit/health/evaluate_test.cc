@@ -23,7 +23,8 @@ TEST(EvaluateChecksTest, OrderIsCheckThenRailThenPeer) {
                   "port_rate/a_second/", "roce_gid/z_first/", "roce_gid/a_second/", "mtu/z_first/",
                   "mtu/a_second/", "peer_version//peer1", "peer_version//peer2",
                   "counter_saturated/z_first/", "counter_saturated/a_second/",
-                  "transport_fallback/z_first/peer1", "transport_fallback/a_second/peer2"));
+                  "transport_fallback/z_first/peer1", "transport_fallback/a_second/peer2",
+                  "probe_failing/z_first/peer1", "probe_failing/a_second/peer2"));
 }
 
 TEST(EvaluateChecksTest, HealthyDualRailHostPassesEverything) {

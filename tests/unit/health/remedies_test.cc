@@ -21,7 +21,7 @@ TEST(RemediesTest, EveryCheckTokenHasARemedyAndASummary) {
     EXPECT_FALSE(Remedy(verdict, {}).empty()) << token;
     EXPECT_FALSE(CheckSummary(token).empty()) << token;
   }
-  EXPECT_EQ(CheckTokens().size(), 23u);
+  EXPECT_EQ(CheckTokens().size(), 25u);
   EXPECT_EQ(Remedy({"no_such_check", "", "", false, "x"}, {}), "");
 }
 

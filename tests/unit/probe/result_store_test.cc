@@ -126,5 +126,53 @@ TEST(ResultStoreTest, AOneOffRunIsAlwaysCurrent) {
   EXPECT_TRUE(store.IsCurrent(store.Snapshot().at(0)));
 }
 
+ProbeResult Failed(const std::string& reason, const std::string& message,
+                   const base::Clock& clock) {
+  auto result = Result("rail0", false, clock);
+  result.error_reason = reason;
+  result.error_message = message;
+  return result;
+}
+
+TEST(ResultStoreTest, CountsFailedRunsInARowAndKeepsTheLatestFailure) {
+  test::FakeClock clock;
+  ResultStore store(clock);
+  store.Record(Result("rail0", true, clock), minutes(1));
+  EXPECT_EQ(store.Snapshot().at(0).consecutive_failures, 0u);
+  store.Record(Failed("timeout", "first", clock), minutes(1));
+  EXPECT_EQ(store.Snapshot().at(0).consecutive_failures, 1u);
+  store.Record(Failed("worker_crashed", "second", clock), minutes(1));
+  store.Record(Failed("worker_crashed", "third", clock), minutes(1));
+  const auto state = store.Snapshot().at(0);
+  EXPECT_EQ(state.consecutive_failures, 3u);
+  EXPECT_EQ(state.last_failure_reason, "worker_crashed");
+  EXPECT_EQ(state.last_failure_message, "third");
+}
+
+TEST(ResultStoreTest, ASuccessEndsTheFailuresInARow) {
+  test::FakeClock clock;
+  ResultStore store(clock);
+  store.Record(Failed("timeout", "", clock), minutes(1));
+  store.Record(Failed("timeout", "", clock), minutes(1));
+  store.Record(Result("rail0", true, clock), minutes(1));
+  EXPECT_EQ(store.Snapshot().at(0).consecutive_failures, 0u);
+  store.Record(Failed("timeout", "", clock), minutes(1));
+  EXPECT_EQ(store.Snapshot().at(0).consecutive_failures, 1u);
+}
+
+TEST(ResultStoreTest, RunsThatSayNothingAboutTheRailNeitherCountNorReset) {
+  test::FakeClock clock;
+  ResultStore store(clock);
+  store.Record(Failed("worker_crashed", "UCX aborted", clock), minutes(1));
+  store.Record(Failed("worker_unavailable", "no worker", clock), minutes(1));
+  store.Record(Failed("cancelled", "probe cancelled", clock), minutes(1));
+  store.RecordBusy(Failed(kBusyReason, "busy", clock));
+  const auto state = store.Snapshot().at(0);
+  EXPECT_EQ(state.consecutive_failures, 1u);
+  EXPECT_EQ(state.last_failure_reason, "worker_crashed");
+  EXPECT_EQ(state.last_failure_message, "UCX aborted");
+  EXPECT_EQ(state.runs, 3u);  // still runs of the series, counted by reason
+}
+
 }  // namespace
 }  // namespace rail::probe
