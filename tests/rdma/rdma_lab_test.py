@@ -16,7 +16,9 @@ probes host b with every probe kind over both rails. The tests run in order:
 5. the initiator (and its worker) killed during a put run: host b's agent keeps serving, its
    worker is up and a new run succeeds;
 6. reference tools: ib_write_bw, ucx_perftest ucp_put_bw and our ucx_throughput, alternating,
-   the medians' ratios printed (never asserted: the guests are emulated).
+   the medians' ratios printed (never asserted: the guests are emulated);
+7.-8. faults of one rail (rail_faults.py): a rail throttled to 10 Mbit/s, the probe worker killed
+   with a run queued on the other rail.
 
 Every scrape of an agent (assert_verdicts) checks every rail_check_ok series against VERDICTS.
 
@@ -36,6 +38,7 @@ import sys
 import time
 import unittest
 
+import rail_faults
 import rdma_lab
 from rdma_lab import find, series, DEVICE, NETDEV, RAILS
 
@@ -144,7 +147,24 @@ def env_prefix():
     return " ".join("%s=%s" % item for item in UCX_ENV.items())
 
 
-class RdmaLabTest(rdma_lab.RdmaLabTestCase):
+class RdmaLabTest(rdma_lab.RdmaLabTestCase, rail_faults.RailFaultTests):
+    # What rail_faults' tests take from this file.
+    line_rate_fraction = LINE_RATE_FRACTION
+    message_size = MESSAGE_SIZE
+    window = WINDOW
+    ucx_env = UCX_ENV
+
+    @property
+    def binary(self):
+        return BINARY
+
+    @property
+    def worker(self):
+        return WORKER
+
+    @staticmethod
+    def agent_config_text(host):
+        return agent_config(host)
 
     @classmethod
     def set_up_lab(cls):
@@ -478,18 +498,26 @@ class RdmaLabTest(rdma_lab.RdmaLabTestCase):
         self.assertTrue(runs and all(run["success"] for run in runs), runs)
         self.scrape("a")
 
+    def probe_command(self, kind, rail, duration="2s"):
+        """The command line of `rail_exporter probe` in host a against host b (every rail when
+        rail is None), JSON out."""
+        return ("%s %s probe --config.file=%s --peer=%s --probe.worker-path=%s --kind=%s %s"
+                "--size=%d --window=%d --duration=%s --timeout=60s --output=json" % (
+                    env_prefix(), BINARY, self.config_a, PEER_B, WORKER, kind,
+                    "--rail=%s " % rail if rail else "", MESSAGE_SIZE, WINDOW, duration))
+
+    def parse_probe(self, output):
+        """The JSON results in `rail_exporter probe`'s output."""
+        try:
+            return json.loads(output[output.index("["):])
+        except ValueError:
+            self.fail("no results from `rail_exporter probe`:\n%s" % output)
+
     def probe(self, kind, rail, duration="2s"):
         """`rail_exporter probe` in host a against host b: its JSON results."""
-        result = self.lab.run(
-            "a", "%s %s probe --config.file=%s --peer=%s --probe.worker-path=%s --kind=%s "
-            "--rail=%s --size=%d --window=%d --duration=%s --timeout=60s --output=json" % (
-                env_prefix(), BINARY, self.config_a, PEER_B, WORKER, kind, rail, MESSAGE_SIZE,
-                WINDOW, duration), timeout=PROBE_TIMEOUT, check=False)
-        try:
-            return json.loads(result.stdout[result.stdout.index("["):])
-        except ValueError:
-            self.fail("probe %s on %s: exit %d:\n%s" % (kind, rail, result.returncode,
-                                                         result.stdout))
+        result = self.lab.run("a", self.probe_command(kind, rail, duration),
+                              timeout=PROBE_TIMEOUT, check=False)
+        return self.parse_probe(result.stdout)
 
     # -- 6. reference tools ------------------------------------------------------------------
 
