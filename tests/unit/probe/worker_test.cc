@@ -157,6 +157,29 @@ bool WaitFor(Predicate predicate, std::chrono::milliseconds timeout = 10s) {
   return true;
 }
 
+// Binds `socket` to a free loopback port: "127.0.0.1:<port>", or "" when it cannot.
+std::string BindLoopback(const base::UniqueFd& socket) {
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof(address);
+  if (::bind(socket.get(), reinterpret_cast<sockaddr*>(&address), length) != 0 ||
+      ::getsockname(socket.get(), reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+    return "";
+  }
+  return "127.0.0.1:" + std::to_string(ntohs(address.sin_port));
+}
+
+ProbeParams UcxRttParams(const std::string& peer, const std::string& rail,
+                         std::chrono::milliseconds timeout) {
+  ProbeParams params;
+  params.kind = ProbeKind::kUcxRtt;
+  params.peer = peer;
+  params.rails = {{rail, "lo", "lo", "127.0.0.1", "", 0, false}};
+  params.timeout = timeout;
+  return params;
+}
+
 TEST(ProbeWorkerTest, RealWorkerSaysHelloWithItsUcxVersion) {
   ProbeWorker worker(Options(RAIL_PROBE_WORKER));
   std::string error;
@@ -180,18 +203,10 @@ TEST(ProbeWorkerTest, AbortedWorkerFailsTheCallInFlightAndIsRestarted) {
   const int first_pid = worker.Status().pid;
   // A probe to a port that accepts and never answers: the run waits for its handshake.
   base::UniqueFd listener(::socket(AF_INET, SOCK_STREAM, 0));
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof(address);
-  ASSERT_EQ(::bind(listener.get(), reinterpret_cast<sockaddr*>(&address), length), 0);
+  const std::string peer = BindLoopback(listener);
+  ASSERT_FALSE(peer.empty());
   ASSERT_EQ(::listen(listener.get(), 4), 0);
-  ::getsockname(listener.get(), reinterpret_cast<sockaddr*>(&address), &length);
-  ProbeParams params;
-  params.kind = ProbeKind::kUcxRtt;
-  params.peer = "127.0.0.1:" + std::to_string(ntohs(address.sin_port));
-  params.rails = {{"rail0", "lo", "lo", "127.0.0.1", "", 0, false}};
-  params.timeout = 20s;
+  const ProbeParams params = UcxRttParams(peer, "rail0", 20s);
   auto run = std::async(std::launch::async,
                         [&] { return WorkerProbeMaker(worker)(params.kind)->Run(params, {}); });
   std::this_thread::sleep_for(300ms);
@@ -217,20 +232,12 @@ TEST(ProbeWorkerTest, ARunQueuedBehindACrashWaitsForTheRestartAndRuns) {
   ProbeWorker worker(options);
   std::string error;
   ASSERT_TRUE(worker.Start(&error)) << error;
-  base::UniqueFd closed(::socket(AF_INET, SOCK_STREAM, 0));
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof(address);
-  ASSERT_EQ(::bind(closed.get(), reinterpret_cast<sockaddr*>(&address), length), 0);
-  ::getsockname(closed.get(), reinterpret_cast<sockaddr*>(&address), &length);
+  base::UniqueFd closed(::socket(AF_INET, SOCK_STREAM, 0));  // bound, not listening
+  const std::string peer = BindLoopback(closed);
+  ASSERT_FALSE(peer.empty());
   ASSERT_EQ(::kill(worker.Status().pid, SIGKILL), 0);
   ASSERT_TRUE(WaitFor([&] { return worker.Status().state == WorkerState::kBackingOff; }));
-  ProbeParams params;
-  params.kind = ProbeKind::kUcxRtt;
-  params.peer = "127.0.0.1:" + std::to_string(ntohs(address.sin_port));
-  params.rails = {{"rail1", "lo", "lo", "127.0.0.1", "", 0, false}};
-  params.timeout = 5s;
+  const ProbeParams params = UcxRttParams(peer, "rail1", 5s);
   const ProbeResult result = WorkerProbeMaker(worker)(params.kind)->Run(params, {});
   EXPECT_FALSE(result.success);
   EXPECT_FALSE(probe::IsSkipped(result)) << result.error_message;
