@@ -12,8 +12,8 @@ inline constexpr const char* kWorkerRestartingReason = "worker_restarting";
 inline constexpr const char* kCrashLoopReason = "crash_loop";
 
 inline bool IsSkipped(const ProbeResult& result) {
-  return !result.success &&
-         (result.error_reason == kWorkerRestartingReason || result.error_reason == kCrashLoopReason);
+  return !result.success && (result.error_reason == kWorkerRestartingReason ||
+                             result.error_reason == kCrashLoopReason);
 }
 
 }  // namespace rail::probe
