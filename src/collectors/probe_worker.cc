@@ -1,5 +1,6 @@
 // The probe worker process that holds UCX (rail/probe/worker.h): whether it runs, its state, and
-// its deaths by reason, so that a crash loop is seen on the dashboard, not only in the log.
+// its deaths by reason, so that a crash loop is seen on the dashboard, not only in the log; and
+// the probe runs it could not run (skipped).
 #include "collectors/families.h"
 #include "collectors/registry.h"
 
@@ -18,6 +19,7 @@ class ProbeWorkerCollector final : public Collector {
   }
 
   void Collect(Scrape& snapshot, std::vector<prometheus::MetricFamily>& out) override {
+    CollectSkipped(snapshot, out);
     if (!snapshot.sources().probe_worker) return;
     const std::optional<probe::WorkerStatus> status = snapshot.sources().probe_worker();
     if (!status) return;
@@ -47,6 +49,23 @@ class ProbeWorkerCollector final : public Collector {
                     "failed with reason worker_crashed.")
         .Add({}, static_cast<double>(status->calls_failed_by_crash))
         .MoveTo(out);
+  }
+
+ private:
+  // Runs that never ran: neither runs nor errors of their series (rail_probe_runs_total).
+  static void CollectSkipped(Scrape& snapshot, std::vector<prometheus::MetricFamily>& out) {
+    if (!snapshot.sources().probe_skipped) return;
+    auto skipped = detail::Counter(
+        "rail_probe_skipped_total",
+        "Probe runs skipped because the probe worker could not run them: worker_restarting (it "
+        "did not come back from a restart within the wait), crash_loop (its restarts stopped). "
+        "Not runs of their series: nothing was measured.");
+    for (const auto& [key, count] : snapshot.sources().probe_skipped()) {
+      skipped.Add(
+          {{"kind", key.kind}, {"peer", key.peer}, {"rail", key.rail}, {"reason", key.reason}},
+          static_cast<double>(count));
+    }
+    skipped.MoveTo(out);
   }
 };
 

@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "rail/probe/result_store.h"
+#include "rail/probe/skipped.h"
 
 namespace rail::probing {
 namespace {
@@ -218,9 +219,10 @@ std::vector<probe::ProbeResult> RunProbeSizes(probe::Probe& probe, const probe::
     one.message_sizes_bytes = {size};
     auto result = probe.Run(one, context);
     result.message_size_bytes = size;
-    const bool busy = probe::IsBusy(result);
+    // The next sizes would be refused busy, or find no worker, alike.
+    const bool not_run = probe::IsBusy(result) || probe::IsSkipped(result);
     results.push_back(std::move(result));
-    if (busy || (context.cancel != nullptr && context.cancel->load())) break;
+    if (not_run || (context.cancel != nullptr && context.cancel->load())) break;
   }
   return results;
 }

@@ -1,5 +1,6 @@
 // A run the peer refused busy goes back to the scheduler, which retries it; a run the agent
-// cancelled (stop, reload, new fleet plan) is no run of its series.
+// cancelled (stop, reload, new fleet plan) or that the probe worker skipped is no run of its
+// series.
 #include "rail/probing/runner.h"
 
 #include <spdlog/spdlog.h>
@@ -10,13 +11,14 @@ namespace rail::probing {
 
 ProbeRunner::ProbeRunner(std::vector<PlannedProbe> plan, schedule::SchedulerOptions options,
                          probe::ProbeContext context, probe::ProbeMaker make_probe,
-                         probe::ResultStore& store, const base::Clock& clock)
+                         probe::ResultStore& store, const base::Clock& clock, SkippedRuns* skipped)
     : plan_(std::move(plan)),
       options_(options),
       context_(std::move(context)),
       make_probe_(std::move(make_probe)),
       store_(store),
-      clock_(clock) {
+      clock_(clock),
+      skipped_(skipped) {
   context_.cancel = &cancel_;
 }
 
@@ -122,6 +124,13 @@ std::optional<std::chrono::milliseconds> ProbeRunner::FileResults(
       spdlog::debug("probe {} refused busy: {}", name, result.error_message);
       busy = std::max(busy.value_or(result.retry_after), result.retry_after);
       store_.RecordBusy(result);
+      continue;
+    }
+    if (probe::IsSkipped(result)) {
+      // The probe worker was restarting (another run's crash killed it) and did not come back
+      // within the wait, or its restarts stopped: the run never ran.
+      spdlog::warn("probe {} skipped: {}: {}", name, result.error_reason, result.error_message);
+      if (skipped_ != nullptr) skipped_->Record(result);
       continue;
     }
     *bytes += result.bytes;

@@ -202,10 +202,12 @@ void ProbingService::ApplyPlanLocked(const ProbingConfig& config,
     planned.emplace(probe.job.kind, probe.job.peer, probe::RailLabel(probe.job.rails));
   }
   runner_.reset();  // its in-flight runs are cancelled, and say nothing about their rails
-  results_.Retain(
-      [&planned](const std::string& kind, const std::string& peer, const std::string& rail) {
-        return planned.contains({kind, peer, rail});
-      });
+  const auto still_planned = [&planned](const std::string& kind, const std::string& peer,
+                                        const std::string& rail) {
+    return planned.contains({kind, peer, rail});
+  };
+  results_.Retain(still_planned);
+  skipped_.Retain(still_planned);
   if (plan.empty()) return;
   const auto jobs = plan.size();
   schedule::SchedulerOptions schedule;
@@ -214,7 +216,7 @@ void ProbingService::ApplyPlanLocked(const ProbingConfig& config,
   schedule.seed = options_.seed + plans_applied_++;
   if (HasUcxProbes(config)) wiring_->StartWorker(options_.stop_requested);
   auto runner = std::make_unique<ProbeRunner>(std::move(plan), schedule, wiring_->Context(),
-                                              wiring_->Probes(), results_, clock_);
+                                              wiring_->Probes(), results_, clock_, &skipped_);
   if (std::string error; !runner->Start(&error)) throw ConfigError("probes: " + error);
   runner_ = std::move(runner);
   spdlog::info("scheduled {} probe job(s) over {} rail(s)", jobs, rails.size());

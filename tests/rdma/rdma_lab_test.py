@@ -17,7 +17,9 @@ probes host b with every probe kind over both rails. The tests run in order:
    worker is up and a new run succeeds;
 6. reference tools: ib_write_bw, ucx_perftest ucp_put_bw and our ucx_throughput, alternating,
    the medians' ratios printed (never asserted: the guests are emulated);
-7. the quirk handling off: both agents restarted without ucx_device_quirk_workaround and without
+7.-8. faults of one rail (rail_faults.py): a rail throttled to 10 Mbit/s, the probe worker killed
+   with a run queued on the other rail;
+9. the quirk handling off: both agents restarted without ucx_device_quirk_workaround and without
    any UCX setting; host a's UCX probe series fails probe_failing with UCX's fatal line in the
    reason, and ucx_device_quirk names the settings.
 
@@ -41,6 +43,7 @@ import sys
 import time
 import unittest
 
+import rail_faults
 import rdma_lab
 from rdma_lab import find, series, DEVICE, NETDEV, RAILS
 
@@ -163,7 +166,24 @@ def agent_config(host, peers=True, workaround=True, probes=PROBES):
     return text
 
 
-class RdmaLabTest(rdma_lab.RdmaLabTestCase):
+class RdmaLabTest(rdma_lab.RdmaLabTestCase, rail_faults.RailFaultTests):
+    # What rail_faults' tests take from this file.
+    line_rate_fraction = LINE_RATE_FRACTION
+    message_size = MESSAGE_SIZE
+    window = WINDOW
+    ucx_env = {}  # the agents' own ucx_device_quirk_workaround, nothing else
+
+    @property
+    def binary(self):
+        return BINARY
+
+    @property
+    def worker(self):
+        return WORKER
+
+    @staticmethod
+    def agent_config_text(host):
+        return agent_config(host)
 
     @classmethod
     def set_up_lab(cls):
@@ -517,18 +537,26 @@ class RdmaLabTest(rdma_lab.RdmaLabTestCase):
         self.assertTrue(runs and all(run["success"] for run in runs), runs)
         self.scrape("a")
 
+    def probe_command(self, kind, rail, duration="2s"):
+        """The command line of `rail_exporter probe` in host a against host b (every rail when
+        rail is None), JSON out."""
+        return ("%s probe --config.file=%s --peer=%s --probe.worker-path=%s --kind=%s %s"
+                "--size=%d --window=%d --duration=%s --timeout=60s --output=json" % (
+                    BINARY, self.config_a, PEER_B, WORKER, kind,
+                    "--rail=%s " % rail if rail else "", MESSAGE_SIZE, WINDOW, duration))
+
+    def parse_probe(self, output):
+        """The JSON results in `rail_exporter probe`'s output."""
+        try:
+            return json.loads(output[output.index("["):])
+        except ValueError:
+            self.fail("no results from `rail_exporter probe`:\n%s" % output)
+
     def probe(self, kind, rail, duration="2s"):
         """`rail_exporter probe` in host a against host b: its JSON results."""
-        result = self.lab.run(
-            "a", "%s probe --config.file=%s --peer=%s --probe.worker-path=%s --kind=%s "
-            "--rail=%s --size=%d --window=%d --duration=%s --timeout=60s --output=json" % (
-                BINARY, self.config_a, PEER_B, WORKER, kind, rail, MESSAGE_SIZE,
-                WINDOW, duration), timeout=PROBE_TIMEOUT, check=False)
-        try:
-            return json.loads(result.stdout[result.stdout.index("["):])
-        except ValueError:
-            self.fail("probe %s on %s: exit %d:\n%s" % (kind, rail, result.returncode,
-                                                         result.stdout))
+        result = self.lab.run("a", self.probe_command(kind, rail, duration),
+                              timeout=PROBE_TIMEOUT, check=False)
+        return self.parse_probe(result.stdout)
 
     # -- 6. reference tools ------------------------------------------------------------------
 
@@ -587,7 +615,7 @@ class RdmaLabTest(rdma_lab.RdmaLabTestCase):
                 print("no ratio to %s: it gave no figure in %d rounds" % (tool, ROUNDS))
         self.scrape("b")
 
-    # -- 7. without the workaround -----------------------------------------------------------
+    # -- 9. without the workaround -----------------------------------------------------------
 
     def environments(self, host):
         """The environment variables of host's agent and of its probe worker ("" when none
@@ -597,10 +625,12 @@ class RdmaLabTest(rdma_lab.RdmaLabTestCase):
                             "w=$(pgrep -P %d | head -1); [ -n \"$w\" ] && tr '\\0' '\\n' < "
                             "/proc/$w/environ; true" % (pid, pid)).stdout.split("=== worker\n")
 
-    def test_7_without_the_quirk_workaround(self):
+    def test_9_without_the_quirk_workaround(self):
         lab = self.lab
         for host in rdma_lab.HOSTS:
-            pid = lab.pid("agent-" + host)
+            pid = lab.pid("agent-" + host)  # host a's is stopped by tests 7 and 8
+            if not pid:
+                continue
             lab.run(host, "kill %d 2>/dev/null; for i in $(seq 1 150); do kill -0 %d 2>/dev/null "
                     "|| exit 0; sleep 0.2; done; exit 1" % (pid, pid), check=False)
         config_a = lab.write("a-off.yaml", agent_config(

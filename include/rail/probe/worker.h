@@ -24,6 +24,10 @@
 //   worker_crashed      the worker died while the call was in flight (the message names how, and
 //                       the last fatal-looking line the worker wrote on its stderr: UCX's own)
 //   worker_unavailable  no worker runs now (starting, backing off, crash loop, not installed)
+// and, for a call that waits for a restart (a probe run: WorkerPolicy::max_restart_wait), which
+// is then skipped rather than failed (rail/probe/skipped.h):
+//   worker_restarting   the worker did not come back within the wait
+//   crash_loop          restarts stopped after repeated deaths (WorkerStatus::detail says so)
 //   worker_hung         no reply within the call's deadline; the worker is killed and restarted
 #pragma once
 
@@ -65,6 +69,12 @@ struct WorkerPolicy {
   std::chrono::milliseconds start_timeout{30000};
   // Beyond a probe's own timeout before the worker counts as hung (a probe always ends itself).
   std::chrono::milliseconds call_grace{15000};
+  // A probe run that finds the worker starting or backing off (another run's crash killed it)
+  // waits for it instead of failing: until the restart under way should have said hello (the
+  // rest of the back-off, then start_timeout), and never longer than this. The wait is no run;
+  // a run still without a worker then is skipped (worker_restarting), as is one that finds a
+  // crash loop (at once).
+  std::chrono::milliseconds max_restart_wait{30000};
 };
 
 // What the worker needs to run probes as the agent would.
@@ -147,9 +157,12 @@ class ProbeWorker {
   };
   // Sends `request` (an id is added) and waits for its reply until `timeout` (then the worker is
   // hung: killed). When `cancel` becomes true, `on_cancel` (with the same id) is sent once and
-  // the wait goes on. Thread-safe.
+  // the wait goes on. Thread-safe. With `wait_for_restart`, a call that finds no worker waits
+  // for a restart under way (WorkerPolicy::max_restart_wait) before it is sent, and ends that
+  // wait as soon as `cancel` becomes true (reason "cancelled").
   Reply Call(nlohmann::json request, std::chrono::milliseconds timeout,
-             const std::atomic<bool>* cancel = nullptr, nlohmann::json on_cancel = nullptr);
+             const std::atomic<bool>* cancel = nullptr, nlohmann::json on_cancel = nullptr,
+             bool wait_for_restart = false);
   // Sends without waiting; false when no worker runs. `generation` (when not 0) must still be the
   // running worker's, so that a message meant for a dead worker never reaches its successor.
   bool Send(nlohmann::json message, std::uint64_t generation = 0);

@@ -1,6 +1,7 @@
 // The probe runner: starts each planned probe when the scheduler says so, each run on a thread of
 // its own (latency probes may overlap each other and, on other rails, a bulk run), and files the
-// results in the store, stamped by the injected clock.
+// results in the store, stamped by the injected clock. A run the probe worker could not run
+// (probe::IsSkipped) is no run of its series: counted in `skipped` only.
 #pragma once
 
 #include <atomic>
@@ -19,6 +20,7 @@
 #include "rail/probe/probe.h"
 #include "rail/probe/result_store.h"
 #include "rail/probing/plan.h"
+#include "rail/probing/skipped_runs.h"
 #include "rail/schedule/scheduler.h"
 
 namespace rail::probing {
@@ -28,7 +30,7 @@ class ProbeRunner {
   // options.seed draws the jitter: the owner's seed, so that a test repeats a schedule.
   ProbeRunner(std::vector<PlannedProbe> plan, schedule::SchedulerOptions options,
               probe::ProbeContext context, probe::ProbeMaker make_probe, probe::ResultStore& store,
-              const base::Clock& clock);
+              const base::Clock& clock, SkippedRuns* skipped = nullptr);
   ~ProbeRunner();  // Stop()
   ProbeRunner(const ProbeRunner&) = delete;
   ProbeRunner& operator=(const ProbeRunner&) = delete;
@@ -70,6 +72,7 @@ class ProbeRunner {
   const probe::ProbeMaker make_probe_;
   probe::ResultStore& store_;
   const base::Clock& clock_;
+  SkippedRuns* const skipped_;  // may be null: skipped runs are then only logged
   std::unique_ptr<schedule::Scheduler> scheduler_;
   std::atomic<bool> cancel_{false};
 

@@ -1,5 +1,6 @@
 // A probe of a UCX kind as the agent runs it: the whole run (control session, UCX, counters)
-// happens in the worker; a dead worker fails the run with its reason.
+// happens in the worker; a dead worker fails the run in flight with its reason, while a run that
+// finds it restarting waits for it (WorkerPolicy::max_restart_wait) or is skipped.
 #include <spdlog/spdlog.h>
 
 #include "probe/worker/wire.h"
@@ -33,7 +34,8 @@ class RemoteProbe final : public Probe {
     const OwnRuns::Registration own_run(OwnRuns::Process(), RailNames(params.rails));
     const auto timeout = params.timeout + WorkerPolicy{}.call_grace;
     ProbeWorker::Reply reply = worker_.Call({{"type", "run"}, {"params", worker::ToJson(params)}},
-                                            timeout, context.cancel, {{"type", "cancel"}});
+                                            timeout, context.cancel, {{"type", "cancel"}},
+                                            /*wait_for_restart=*/true);
     if (!reply.ok) return Failed(params, reply.reason, reply.error);
     std::string error;
     auto result = worker::ResultFromJson(reply.message.value("result", nlohmann::json()), &error);

@@ -149,6 +149,7 @@ bool ProbeWorker::Impl::RunOnce() {
     pid = spawned.pid;
     status.pid = pid;
     status.state = WorkerState::kStarting;
+    started_at = Clock::now();
     kill_reason.clear();
     answered = false;
   }
@@ -191,11 +192,11 @@ void ProbeWorker::Impl::Supervise() {
       wait = restarts.OnDeath(answered);
       if (!wait) {
         status.state = WorkerState::kCrashLoop;
-        status.detail = "the probe worker died " +
+        status.detail = "restarts stopped: the probe worker died " +
                         std::to_string(options.policy.crash_loop_deaths) +
                         " times in a row before answering anything (last: " + status.last_death +
                         (status.detail.empty() ? "" : ", " + status.detail) +
-                        "): probes over UCX stopped until the agent restarts; inventory is "
+                        "); probes over UCX are skipped until the agent restarts; inventory is "
                         "still served";
         spdlog::error("{}", status.detail);
         changed.notify_all();
@@ -203,6 +204,7 @@ void ProbeWorker::Impl::Supervise() {
       }
       ++status.restarts_by_reason[status.last_death];
       status.state = WorkerState::kBackingOff;
+      restart_at = Clock::now() + *wait;
       changed.notify_all();
       spdlog::warn("probe worker ended ({}); restarting in {}", status.last_death, Seconds(*wait));
     }

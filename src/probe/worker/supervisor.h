@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "probe/worker/channel.h"
@@ -38,6 +39,13 @@ struct ProbeWorker::Impl {
   bool WaitBeforeRestart(std::chrono::milliseconds wait);
   nlohmann::json InitMessage() const;
   void KillWorker(const std::string& reason);
+  // The reply of a call that finds no worker (under mutex).
+  Reply Unavailable() const;
+  // A probe run that finds no worker waits for the restart under way (WorkerPolicy::
+  // max_restart_wait) or until `cancel`: nullopt once a worker runs, else the reply that ends
+  // the call (skipped: worker_restarting, crash_loop; or cancelled, worker_unavailable).
+  std::optional<Reply> AwaitRestart(std::unique_lock<std::mutex>& lock,
+                                    const std::atomic<bool>* cancel);
 
   WorkerOptions options;
   worker::RestartPolicy restarts;
@@ -48,6 +56,9 @@ struct ProbeWorker::Impl {
   WorkerStatus status;
   std::shared_ptr<worker::Channel> channel;  // the running worker's, nullptr when none
   pid_t pid = -1;
+  // When the current worker was spawned, and when the back-off under way ends.
+  std::chrono::steady_clock::time_point started_at = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::time_point restart_at = started_at;
   std::string kill_reason;  // set when the agent killed the worker (hung), else ""
   std::uint64_t generation = 0;
   bool answered = false;  // the running worker has answered a call

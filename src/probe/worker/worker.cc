@@ -5,11 +5,13 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "probe/worker/spawn.h"
 #include "probe/worker/supervisor.h"
 #include "rail/base/companion.h"
+#include "rail/probe/skipped.h"
 
 namespace rail::probe {
 
@@ -83,13 +85,13 @@ bool ProbeWorker::Send(nlohmann::json message, std::uint64_t generation) {
 }
 
 ProbeWorker::Reply ProbeWorker::Call(nlohmann::json request, std::chrono::milliseconds timeout,
-                                     const std::atomic<bool>* cancel, nlohmann::json on_cancel) {
+                                     const std::atomic<bool>* cancel, nlohmann::json on_cancel,
+                                     bool wait_for_restart) {
   std::unique_lock lock(impl_->mutex);
-  if (!impl_->channel) {
-    return {false, nullptr, "worker_unavailable",
-            std::string("the probe worker is ") + WorkerStateName(impl_->status.state) +
-                (impl_->status.detail.empty() ? "" : ": " + impl_->status.detail)};
+  if (!impl_->channel && wait_for_restart) {
+    if (auto ended = impl_->AwaitRestart(lock, cancel)) return std::move(*ended);
   }
+  if (!impl_->channel) return impl_->Unavailable();
   const std::shared_ptr<worker::Channel> pipe = impl_->channel;
   const std::uint64_t generation = impl_->generation;
   const std::uint64_t id = impl_->next_id++;
@@ -127,6 +129,48 @@ ProbeWorker::Reply ProbeWorker::Call(nlohmann::json request, std::chrono::millis
     impl_->changed.wait_until(lock,
                               std::min(deadline, Clock::now() + std::chrono::milliseconds(100)));
   }
+}
+
+ProbeWorker::Reply ProbeWorker::Impl::Unavailable() const {
+  return {false, nullptr, "worker_unavailable",
+          std::string("the probe worker is ") + WorkerStateName(status.state) +
+              (status.detail.empty() ? "" : ": " + status.detail)};
+}
+
+std::optional<ProbeWorker::Reply> ProbeWorker::Impl::AwaitRestart(
+    std::unique_lock<std::mutex>& lock, const std::atomic<bool>* cancel) {
+  // Until the restart under way should have said hello, within max_restart_wait.
+  const auto now = Clock::now();
+  Clock::duration bound = options.policy.max_restart_wait;
+  if (status.state == WorkerState::kBackingOff) {
+    bound = std::min(bound, restart_at - now + options.policy.start_timeout);
+  } else if (status.state == WorkerState::kStarting) {
+    bound = std::min(bound, started_at + options.policy.start_timeout - now);
+  }
+  const auto give_up = now + bound;
+  // `cancel` is set by a thread that cannot notify this wait: it is looked at every slice.
+  constexpr std::chrono::milliseconds kCancelSlice{100};
+  while (!channel) {
+    if (status.state == WorkerState::kCrashLoop) {
+      return Reply{false, nullptr, kCrashLoopReason, status.detail};
+    }
+    if (stopping || status.state == WorkerState::kStopped) return Unavailable();
+    if (cancel != nullptr && cancel->load()) {
+      return Reply{false, nullptr, "cancelled",
+                   "the agent ended the run while it waited for the probe worker"};
+    }
+    if (Clock::now() >= give_up) {
+      const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(bound);
+      return Reply{false, nullptr, kWorkerRestartingReason,
+                   "the probe worker did not come back within " +
+                       std::to_string(std::max<std::int64_t>(waited.count(), 0)) + " ms (it is " +
+                       WorkerStateName(status.state) +
+                       (status.last_death.empty() ? "" : ", last death " + status.last_death) +
+                       ")"};
+    }
+    changed.wait_until(lock, std::min(give_up, Clock::now() + kCancelSlice));
+  }
+  return std::nullopt;
 }
 
 std::string FindWorkerExecutable(const std::string& configured) {

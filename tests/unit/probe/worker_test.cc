@@ -19,6 +19,7 @@
 #include "probe/worker/restart_policy.h"
 #include "probe/worker/wire.h"
 #include "rail/peer/connection.h"
+#include "rail/probe/skipped.h"
 
 namespace rail::probe {
 namespace {
@@ -156,6 +157,29 @@ bool WaitFor(Predicate predicate, std::chrono::milliseconds timeout = 10s) {
   return true;
 }
 
+// Binds `socket` to a free loopback port: "127.0.0.1:<port>", or "" when it cannot.
+std::string BindLoopback(const base::UniqueFd& socket) {
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof(address);
+  if (::bind(socket.get(), reinterpret_cast<sockaddr*>(&address), length) != 0 ||
+      ::getsockname(socket.get(), reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+    return "";
+  }
+  return "127.0.0.1:" + std::to_string(ntohs(address.sin_port));
+}
+
+ProbeParams UcxRttParams(const std::string& peer, const std::string& rail,
+                         std::chrono::milliseconds timeout) {
+  ProbeParams params;
+  params.kind = ProbeKind::kUcxRtt;
+  params.peer = peer;
+  params.rails = {{rail, "lo", "lo", "127.0.0.1", "", 0, false}};
+  params.timeout = timeout;
+  return params;
+}
+
 TEST(ProbeWorkerTest, RealWorkerSaysHelloWithItsUcxVersion) {
   ProbeWorker worker(Options(RAIL_PROBE_WORKER));
   std::string error;
@@ -171,24 +195,18 @@ TEST(ProbeWorkerTest, RealWorkerSaysHelloWithItsUcxVersion) {
 }
 
 TEST(ProbeWorkerTest, AbortedWorkerFailsTheCallInFlightAndIsRestarted) {
-  ProbeWorker worker(Options(RAIL_PROBE_WORKER));
+  WorkerOptions options = Options(RAIL_PROBE_WORKER);
+  options.policy.first_backoff = 1s;  // long enough for the next run to find it backing off
+  ProbeWorker worker(options);
   std::string error;
   ASSERT_TRUE(worker.Start(&error)) << error;
   const int first_pid = worker.Status().pid;
   // A probe to a port that accepts and never answers: the run waits for its handshake.
   base::UniqueFd listener(::socket(AF_INET, SOCK_STREAM, 0));
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof(address);
-  ASSERT_EQ(::bind(listener.get(), reinterpret_cast<sockaddr*>(&address), length), 0);
+  const std::string peer = BindLoopback(listener);
+  ASSERT_FALSE(peer.empty());
   ASSERT_EQ(::listen(listener.get(), 4), 0);
-  ::getsockname(listener.get(), reinterpret_cast<sockaddr*>(&address), &length);
-  ProbeParams params;
-  params.kind = ProbeKind::kUcxRtt;
-  params.peer = "127.0.0.1:" + std::to_string(ntohs(address.sin_port));
-  params.rails = {{"rail0", "lo", "lo", "127.0.0.1", "", 0, false}};
-  params.timeout = 20s;
+  const ProbeParams params = UcxRttParams(peer, "rail0", 20s);
   auto run = std::async(std::launch::async,
                         [&] { return WorkerProbeMaker(worker)(params.kind)->Run(params, {}); });
   std::this_thread::sleep_for(300ms);
@@ -206,6 +224,30 @@ TEST(ProbeWorkerTest, AbortedWorkerFailsTheCallInFlightAndIsRestarted) {
   EXPECT_EQ(status.calls_failed_by_crash, 1u);
 }
 
+// The run queued behind a crash (another rail's, say) waits for the restart and runs: its reason
+// is the real worker's (nothing listens on the port), not one of the worker's absence.
+TEST(ProbeWorkerTest, ARunQueuedBehindACrashWaitsForTheRestartAndRuns) {
+  WorkerOptions options = Options(RAIL_PROBE_WORKER);
+  options.policy.first_backoff = 1s;
+  ProbeWorker worker(options);
+  std::string error;
+  ASSERT_TRUE(worker.Start(&error)) << error;
+  base::UniqueFd closed(::socket(AF_INET, SOCK_STREAM, 0));  // bound, not listening
+  const std::string peer = BindLoopback(closed);
+  ASSERT_FALSE(peer.empty());
+  ASSERT_EQ(::kill(worker.Status().pid, SIGKILL), 0);
+  ASSERT_TRUE(WaitFor([&] { return worker.Status().state == WorkerState::kBackingOff; }));
+  const ProbeParams params = UcxRttParams(peer, "rail1", 5s);
+  const ProbeResult result = WorkerProbeMaker(worker)(params.kind)->Run(params, {});
+  EXPECT_FALSE(result.success);
+  EXPECT_FALSE(probe::IsSkipped(result)) << result.error_message;
+  for (const char* absent : {"worker_unavailable", "worker_crashed", "worker_hung"}) {
+    EXPECT_NE(result.error_reason, absent) << result.error_message;
+  }
+  EXPECT_EQ(worker.Status().state, WorkerState::kRunning);
+  EXPECT_EQ(worker.Status().restarts_by_reason.at("sigkill"), 1u);
+}
+
 TEST(ProbeWorkerTest, WorkerThatNeverStartsEndsInACrashLoop) {
   ProbeWorker worker(Options("/bin/false"));
   std::string error;
@@ -217,6 +259,10 @@ TEST(ProbeWorkerTest, WorkerThatNeverStartsEndsInACrashLoop) {
   const auto reply = worker.Call({{"type", "run"}}, 1s);
   EXPECT_EQ(reply.reason, "worker_unavailable");
   EXPECT_NE(reply.error.find("crash_loop"), std::string::npos) << reply.error;
+  // A probe run does not wait for a worker that will not be restarted: skipped, saying why.
+  const auto run = worker.Call({{"type", "run"}}, 1s, nullptr, nullptr, /*wait_for_restart=*/true);
+  EXPECT_EQ(run.reason, kCrashLoopReason);
+  EXPECT_NE(run.error.find("restarts stopped"), std::string::npos) << run.error;
 }
 
 TEST(ProbeWorkerTest, MissingExecutableIsReportedNotFatal) {
@@ -224,8 +270,49 @@ TEST(ProbeWorkerTest, MissingExecutableIsReportedNotFatal) {
   std::string error;
   EXPECT_FALSE(worker.Start(&error));
   EXPECT_NE(error.find("/nonexistent/rail_exporter_probe_worker"), std::string::npos) << error;
+  ASSERT_TRUE(WaitFor([&] { return worker.Status().state == WorkerState::kCrashLoop; }));
   const ProbeResult result = WorkerProbeMaker(worker)(ProbeKind::kUcxRtt)->Run({}, {});
-  EXPECT_EQ(result.error_reason, "worker_unavailable");
+  EXPECT_EQ(result.error_reason, kCrashLoopReason);
+  EXPECT_TRUE(probe::IsSkipped(result));
+  EXPECT_NE(result.error_message.find("spawn_failed"), std::string::npos) << result.error_message;
+}
+
+// Never says hello: a worker that stays `starting` for its whole start_timeout.
+constexpr char kSleepyWorker[] = R"(import time
+time.sleep(60)
+)";
+
+TEST(ProbeWorkerTest, ARunWaitsForARestartingWorkerUpToTheBoundThenIsSkipped) {
+  ScriptWorker script(kSleepyWorker);
+  WorkerOptions options = Options(script.path());
+  options.policy.start_timeout = 2s;
+  options.policy.max_restart_wait = 200ms;
+  ProbeWorker worker(options);
+  std::string error;
+  const std::atomic<bool> abandon{true};  // no wait for the hello here: the run waits
+  EXPECT_FALSE(worker.Start(&error, &abandon));
+  const auto reply = worker.Call({{"type", "run"}}, 1s, nullptr, nullptr, true);
+  EXPECT_EQ(reply.reason, kWorkerRestartingReason) << reply.error;
+  EXPECT_NE(reply.error.find("within 200 ms"), std::string::npos) << reply.error;
+  EXPECT_EQ(worker.Status().state, WorkerState::kStarting);
+}
+
+TEST(ProbeWorkerTest, TheWaitForARestartEndsWhenTheRunIsCancelled) {
+  ScriptWorker script(kSleepyWorker);
+  WorkerOptions options = Options(script.path());
+  options.policy.start_timeout = 3s;  // the bound of the wait, without the cancel
+  ProbeWorker worker(options);
+  std::string error;
+  const std::atomic<bool> abandon{true};
+  EXPECT_FALSE(worker.Start(&error, &abandon));
+  std::atomic<bool> cancel{false};
+  auto run = std::async(std::launch::async, [&] {
+    return worker.Call({{"type", "run"}}, 1s, &cancel, {{"type", "cancel"}}, true);
+  });
+  std::this_thread::sleep_for(100ms);
+  cancel = true;
+  const auto reply = run.get();
+  EXPECT_EQ(reply.reason, "cancelled") << reply.error;  // not worker_restarting: cut short
 }
 
 TEST(ProbeWorkerTest, SilentWorkerIsKilledAsHungAndRestarted) {

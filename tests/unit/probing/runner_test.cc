@@ -73,7 +73,7 @@ class RunnerTest : public ::testing::Test {
         [this, script](probe::ProbeKind) {
           return std::make_unique<ScriptedProbe>(script, &runs, &mutex);
         },
-        store, clock);
+        store, clock, &skipped);
     std::string error;
     EXPECT_TRUE(runner->Prepare(&error)) << error;
     return runner;
@@ -94,6 +94,7 @@ class RunnerTest : public ::testing::Test {
 
   test::FakeClock clock;
   probe::ResultStore store{clock};
+  SkippedRuns skipped;
   std::mutex mutex;
   int runs = 0;
 };
@@ -172,6 +173,52 @@ TEST_F(RunnerTest, AFailedRunIsCountedWithItsReason) {
   ASSERT_EQ(series.size(), 1u);
   EXPECT_EQ(series[0].runs, 1u);
   EXPECT_EQ(series[0].errors_by_reason.at("refused"), 1u);
+}
+
+probe::ProbeResult Skipped(const char* reason) {
+  probe::ProbeResult skipped;
+  skipped.kind = probe::ProbeKind::kTcpRtt;
+  skipped.error_reason = reason;
+  skipped.error_message = "the probe worker could not run it";
+  return skipped;
+}
+
+// A run the probe worker could not run (it did not come back from a restart in time) never ran:
+// no run and no error of its series, counted apart, and the job runs again at its next turn.
+TEST_F(RunnerTest, ARunSkippedForARestartingWorkerIsNoRunAndIsCountedApart) {
+  int calls = 0;
+  auto runner = Make({Job("rail0"), Job("rail1")}, [&calls, this](const auto&) {
+    std::lock_guard lock(mutex);
+    return calls++ == 0 ? Skipped(probe::kWorkerRestartingReason) : Success();
+  });
+  Drive(*runner, seconds(13));  // first turns within 1 s, the next 9-11 s later
+  const auto counts = skipped.Counts();
+  ASSERT_EQ(counts.size(), 1u);
+  const auto& [key, count] = *counts.begin();
+  EXPECT_EQ(key.kind, "tcp_rtt");
+  EXPECT_EQ(key.peer, "b");
+  EXPECT_EQ(key.reason, probe::kWorkerRestartingReason);
+  EXPECT_EQ(count, 1u);
+  std::uint64_t runs_filed = 0;
+  for (const auto& series : store.Snapshot()) {
+    EXPECT_TRUE(series.errors_by_reason.empty());
+    runs_filed += series.runs;
+  }
+  // Every run but the skipped one was filed, and the skipped rail ran at its next turn.
+  EXPECT_EQ(runs_filed, static_cast<std::uint64_t>(Runs() - 1));
+  EXPECT_EQ(store.Snapshot().size(), 2u);
+}
+
+// In a crash loop the first size is skipped and the job's other sizes are not tried.
+TEST_F(RunnerTest, ACrashLoopSkipsTheRunWithoutTryingItsOtherSizes) {
+  PlannedProbe job = Job("rail0");
+  job.params.message_sizes_bytes = {8, 4096};
+  auto runner = Make({job}, [](const auto&) { return Skipped(probe::kCrashLoopReason); });
+  Drive(*runner, seconds(2));
+  EXPECT_EQ(Runs(), 1);
+  EXPECT_TRUE(store.Snapshot().empty());
+  ASSERT_EQ(skipped.Counts().size(), 1u);
+  EXPECT_EQ(skipped.Counts().begin()->first.reason, probe::kCrashLoopReason);
 }
 
 // Stop cancels the run in flight (the probe sees context.cancel) and files nothing for it: a run
