@@ -39,6 +39,11 @@ void CheckNicTemperature(const HealthInputs& inputs,
                          std::vector<CheckResult>& out);                         // nic_temperature
 void CheckQosConfig(const HealthInputs& inputs, std::vector<CheckResult>& out);  // qos_config
 
+// What the fabric evidence of `run` says of `rail` (probe_diagnosis.cc): the faults the fabric
+// checks' rules find in it, that they find none, or that nothing was read.
+std::string RunDiagnosis(const HealthInputs& inputs, const probe::ProbeResult& run,
+                         const std::string& rail);
+
 // A verdict: failing when `reason` is not empty.
 CheckResult Verdict(std::string check, std::string rail, std::string peer, std::string reason);
 
