@@ -66,6 +66,13 @@ std::optional<CounterDelta> RailRises::Rise(const nic::FabricReading& reading,
   return *found ? Sample(reading, **found) : std::nullopt;
 }
 
+void RailRises::EachRise(nic::FabricCounter counter, const EachRiseFunction& each) const {
+  for (const auto* reading : readings_) {
+    const nic::FabricSample* sample = nullptr;
+    if (const auto rise = Rise(*reading, counter, &sample)) each(*reading, *sample, *rise);
+  }
+}
+
 RailRises WindowRises(const HealthInputs& inputs, const inventory::Rail& rail) {
   std::vector<const nic::FabricReading*> readings;
   if (inputs.fabric != nullptr) {

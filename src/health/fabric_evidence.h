@@ -48,6 +48,10 @@ class RailRises {
   // Of the first sample of `counter` in `reading` (nic::FindSample), which `found` receives.
   std::optional<CounterDelta> Rise(const nic::FabricReading& reading, nic::FabricCounter counter,
                                    const nic::FabricSample** found) const;
+  // Calls `each` with every reading's first sample of `counter` that gives a rise.
+  using EachRiseFunction =
+      std::function<void(const nic::FabricReading&, const nic::FabricSample&, const CounterDelta&)>;
+  void EachRise(nic::FabricCounter counter, const EachRiseFunction& each) const;
   // Of the rail netdev's carrier_down_count.
   std::optional<CounterDelta> CarrierDown() const { return counter_("carrier_down_count"); }
   // Of the rail's IB port counter (counters/<file>) or hw counter (hw_counters/<file>).

@@ -17,14 +17,13 @@ struct Evidence {
 
 Evidence LinkDowns(const RailRises& rises) {
   Evidence best;
-  for (const auto* reading : rises.Readings()) {
-    const nic::FabricSample* downs = nullptr;
-    const auto rise = rises.Rise(*reading, nic::FabricCounter::kLinkDownEvents, &downs);
-    if (!rise) continue;
-    if (!best.rise || rise->increase > best.rise->increase) {
-      best = {rise, reading->netdev + " " + downs->source};
-    }
-  }
+  rises.EachRise(nic::FabricCounter::kLinkDownEvents,
+                 [&](const nic::FabricReading& reading, const nic::FabricSample& downs,
+                     const CounterDelta& rise) {
+                   if (!best.rise || rise.increase > best.rise->increase) {
+                     best = {rise, reading.netdev + " " + downs.source};
+                   }
+                 });
   if (best.rise) return best;
   if (const auto rise = rises.CarrierDown()) {
     return {rise, rises.netdev() + " carrier_down_count"};

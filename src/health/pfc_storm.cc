@@ -10,21 +10,20 @@ namespace rail::health::detail {
 
 Findings StormFindings(const RailRises& rises) {
   Findings found;
-  for (const auto* reading : rises.Readings()) {
-    const nic::FabricSample* errors = nullptr;
-    const auto error_rise = rises.Rise(*reading, nic::FabricCounter::kPauseStormErrors, &errors);
-    if (!error_rise) continue;
+  rises.EachRise(nic::FabricCounter::kPauseStormErrors, [&](const nic::FabricReading& reading,
+                                                            const nic::FabricSample& errors,
+                                                            const CounterDelta& error_rise) {
     found.judged = true;
-    if (error_rise->increase <= 0) continue;
+    if (error_rise.increase <= 0) return;
     const nic::FabricSample* warnings = nullptr;
     const auto warning_rise =
-        rises.Rise(*reading, nic::FabricCounter::kPauseStormWarnings, &warnings);
+        rises.Rise(reading, nic::FabricCounter::kPauseStormWarnings, &warnings);
     found.faults.push_back(fmt::format(
-        "{} {} rose by {:.0f} in {}{}", reading->netdev, errors->source, error_rise->increase,
-        rises.Span(*error_rise),
+        "{} {} rose by {:.0f} in {}{}", reading.netdev, errors.source, error_rise.increase,
+        rises.Span(error_rise),
         warning_rise ? fmt::format(" ({} by {:.0f})", warnings->source, warning_rise->increase)
                      : std::string()));
-  }
+  });
   return found;
 }
 

@@ -17,16 +17,14 @@ namespace {
 // Only the diagnosis reads it: over a window it also counts lossy traffic nobody probed.
 Findings PortDiscardFindings(const RailRises& rises) {
   Findings found;
-  for (const auto* reading : rises.Readings()) {
-    const nic::FabricSample* discards = nullptr;
-    const auto rise = rises.Rise(*reading, nic::FabricCounter::kPortReceiveDiscards, &discards);
-    if (!rise) continue;
+  const auto discarded = [&](const nic::FabricReading& reading, const nic::FabricSample& discards,
+                             const CounterDelta& rise) {
     found.judged = true;
-    if (rise->increase > 0) {
-      found.faults.push_back(fmt::format("{} discarded {:.0f} packets in {} ({})", reading->netdev,
-                                         rise->increase, rises.Span(*rise), discards->source));
-    }
-  }
+    if (rise.increase <= 0) return;
+    found.faults.push_back(fmt::format("{} discarded {:.0f} packets in {} ({})", reading.netdev,
+                                       rise.increase, rises.Span(rise), discards.source));
+  };
+  rises.EachRise(nic::FabricCounter::kPortReceiveDiscards, discarded);
   return found;
 }
 
