@@ -42,6 +42,11 @@ void CheckProbeFailing(const HealthInputs& inputs, std::vector<CheckResult>& out
 void CheckUcxDeviceQuirks(const HealthInputs& inputs,
                           std::vector<CheckResult>& out);  // ucx_device_quirk
 
+// What the fabric evidence of `run` says of `rail` (probe_diagnosis.cc): the faults the fabric
+// checks' rules find in it, that they find none, or that nothing was read.
+std::string RunDiagnosis(const HealthInputs& inputs, const probe::ProbeResult& run,
+                         const std::string& rail);
+
 // A verdict: failing when `reason` is not empty.
 CheckResult Verdict(std::string check, std::string rail, std::string peer, std::string reason);
 

@@ -1,7 +1,11 @@
-// The evidence of the windowed checks: which counter samples are recorded for each rail, under
-// which key, and how a check asks for their rise within the window.
+// The evidence of the fabric checks: which counter samples are recorded for each rail, under
+// which key, and how a rule asks how much a rail's counters rose. The rules (one per check, in the
+// check's file) read rises through RailRises, so that one rule judges both the scrapes' history
+// over health.fabric_window (the windowed checks) and a probe run's start and end (the diagnosis
+// of a failing probe_throughput).
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,30 +18,85 @@ namespace rail::health::detail {
 // netdevs' carrier_down_count, the IB port's link_downed and the RDMA hw_counters the checks read.
 void ObserveFabric(const HealthInputs& inputs, base::TimePoint now, CounterHistory& history);
 
-// The rise within the window of an ethtool sample of `reading`, or nullopt (no history, first
-// sample, just reset).
-std::optional<CounterDelta> SampleDelta(const HealthInputs& inputs, const std::string& rail,
-                                        const nic::FabricReading& reading,
-                                        const nic::FabricSample& sample);
-// Of the rail netdev's carrier_down_count.
-std::optional<CounterDelta> CarrierDownDelta(const HealthInputs& inputs, const std::string& rail,
-                                             const std::string& netdev);
-// Of the rail's IB port counter (counters/<file>) or hw counter (hw_counters/<file>).
-std::optional<CounterDelta> PortCounterDelta(const HealthInputs& inputs, const std::string& rail,
-                                             const std::string& file);
-std::optional<CounterDelta> HwCounterDelta(const HealthInputs& inputs, const std::string& rail,
-                                           const std::string& file);
+// How much a rail's fabric counters rose over some span; nullopt where a counter gives no rise
+// (not read, first sample, just reset). Made by WindowRises or RunRises.
+class RailRises {
+ public:
+  using SampleRise = std::function<std::optional<CounterDelta>(const nic::FabricReading&,
+                                                               const nic::FabricSample&)>;
+  // By the counter's path: "carrier_down_count" (the rail's netdev), "counters/<file>" and
+  // "hw_counters/<file>" (its RDMA port).
+  using CounterRise = std::function<std::optional<CounterDelta>(const std::string& path)>;
+  using SpanWords = std::function<std::string(const CounterDelta&)>;
 
-// The rail's readings (one per netdev; a bond's slaves each).
-std::vector<const nic::FabricReading*> RailReadings(const HealthInputs& inputs,
-                                                    const std::string& rail);
+  RailRises(std::vector<const nic::FabricReading*> readings, SampleRise sample, CounterRise counter,
+            SpanWords span, std::string netdev, std::string port)
+      : readings_(std::move(readings)),
+        sample_(std::move(sample)),
+        counter_(std::move(counter)),
+        span_(std::move(span)),
+        netdev_(std::move(netdev)),
+        port_(std::move(port)) {}
+
+  // The rail's NIC readings (one per netdev; a bond's slaves each).
+  const std::vector<const nic::FabricReading*>& Readings() const { return readings_; }
+  // Of a sample of one of Readings().
+  std::optional<CounterDelta> Sample(const nic::FabricReading& reading,
+                                     const nic::FabricSample& sample) const {
+    return sample_(reading, sample);
+  }
+  // Of the first sample of `counter` in `reading` (nic::FindSample), which `found` receives.
+  std::optional<CounterDelta> Rise(const nic::FabricReading& reading, nic::FabricCounter counter,
+                                   const nic::FabricSample** found) const;
+  // Calls `each` with every reading's first sample of `counter` that gives a rise.
+  using EachRiseFunction =
+      std::function<void(const nic::FabricReading&, const nic::FabricSample&, const CounterDelta&)>;
+  void EachRise(nic::FabricCounter counter, const EachRiseFunction& each) const;
+  // Of the rail netdev's carrier_down_count.
+  std::optional<CounterDelta> CarrierDown() const { return counter_("carrier_down_count"); }
+  // Of the rail's IB port counter (counters/<file>) or hw counter (hw_counters/<file>).
+  std::optional<CounterDelta> PortCounter(const std::string& file) const {
+    return counter_("counters/" + file);
+  }
+  std::optional<CounterDelta> HwCounter(const std::string& file) const {
+    return counter_("hw_counters/" + file);
+  }
+  // What a rise spans, for reasons: "the last 5m", "the run".
+  std::string Span(const CounterDelta& rise) const { return span_(rise); }
+
+  const std::string& netdev() const { return netdev_; }  // the rail's netdev, "" when none
+  const std::string& port() const { return port_; }      // "mlx5_0 port 1", "" when none
+
+ private:
+  std::vector<const nic::FabricReading*> readings_;
+  SampleRise sample_;
+  CounterRise counter_;
+  SpanWords span_;
+  std::string netdev_;
+  std::string port_;
+};
+
+// A rail's rises within health.fabric_window, from inputs.history.
+RailRises WindowRises(const HealthInputs& inputs, const inventory::Rail& rail);
+// A rail's rises during one probe run; `netdev` and `port` name the rail's in reasons.
+RailRises RunRises(const probe::RailFabricEvidence& evidence, std::string netdev, std::string port);
+
+// What one rule found on a rail: whether it could judge (some counter it reads gave a rise), and
+// each fault it found, for reasons.
+struct Findings {
+  bool judged = false;
+  std::vector<std::string> faults;
+};
+
+// The rules, one in the file of the check that judges by it.
+Findings PauseFindings(const RailRises& rises, double max_fraction);             // pfc_pause
+Findings StormFindings(const RailRises& rises);                                  // pfc_storm
+Findings DropFindings(const RailRises& rises);                                   // roce_drops
+Findings LinkDownFindings(const RailRises& rises);                               // link_flaps
+Findings LinkErrorFindings(const RailRises& rises, double max_corrected_ratio);  // link_errors
+Findings CongestionControlFindings(const RailRises& rises);  // roce_congestion_control
 
 // "5m" / "90s": a span for reasons.
 std::string SpanText(base::Duration span);
-
-// The hw counters the checks read (hw_counters/<file>).
-inline constexpr const char* kRoceHwCounters[] = {"rp_cnp_ignored", "np_ecn_marked_roce_packets",
-                                                  "np_cnp_sent", "out_of_sequence",
-                                                  "packet_seq_err"};
 
 }  // namespace rail::health::detail

@@ -7,57 +7,48 @@
 #include "health/fabric_evidence.h"
 
 namespace rail::health::detail {
-namespace {
-
-std::optional<CounterDelta> RiseOf(const HealthInputs& inputs, const std::string& rail,
-                                   const nic::FabricReading& reading, nic::FabricCounter counter,
-                                   const nic::FabricSample** sample) {
-  *sample = nic::FindSample(reading, counter);
-  return *sample ? SampleDelta(inputs, rail, reading, **sample) : std::nullopt;
+Findings LinkErrorFindings(const RailRises& rises, double max_corrected_ratio) {
+  Findings found;
+  for (const auto* reading : rises.Readings()) {
+    const nic::FabricSample* uncorrected = nullptr;
+    const nic::FabricSample* corrected = nullptr;
+    const nic::FabricSample* bits = nullptr;
+    const auto lost = rises.Rise(*reading, nic::FabricCounter::kPostFecSymbolErrors, &uncorrected);
+    const auto fixed = rises.Rise(*reading, nic::FabricCounter::kFecCorrectedBits, &corrected);
+    const auto received = rises.Rise(*reading, nic::FabricCounter::kReceivedBits, &bits);
+    if (lost) {
+      found.judged = true;
+      if (lost->increase > 0) {
+        found.faults.push_back(
+            fmt::format("{} {} rose by {:.0f} in {} (errors FEC did not correct)", reading->netdev,
+                        uncorrected->source, lost->increase, rises.Span(*lost)));
+      }
+    }
+    if (fixed && received && received->increase > 0) {
+      found.judged = true;
+      const double ratio = fixed->increase / received->increase;
+      if (ratio > max_corrected_ratio) {
+        found.faults.push_back(fmt::format("{} corrected-bit ratio {:.2g} above {:.2g} ({} / {})",
+                                           reading->netdev, ratio, max_corrected_ratio,
+                                           corrected->source, bits->source));
+      }
+    }
+  }
+  return found;
 }
-
-}  // namespace
 
 void CheckLinkErrors(const HealthInputs& inputs, std::vector<CheckResult>& out) {
   const double limit = inputs.thresholds.link_max_corrected_bit_ratio;
   for (const auto& rail : Rails(inputs)) {
-    bool judged = false;
-    std::vector<std::string> errors;
-    for (const auto* reading : RailReadings(inputs, rail.name)) {
-      const nic::FabricSample* uncorrected = nullptr;
-      const nic::FabricSample* corrected = nullptr;
-      const nic::FabricSample* bits = nullptr;
-      const auto lost = RiseOf(inputs, rail.name, *reading,
-                               nic::FabricCounter::kPostFecSymbolErrors, &uncorrected);
-      const auto fixed =
-          RiseOf(inputs, rail.name, *reading, nic::FabricCounter::kFecCorrectedBits, &corrected);
-      const auto received =
-          RiseOf(inputs, rail.name, *reading, nic::FabricCounter::kReceivedBits, &bits);
-      if (lost) {
-        judged = true;
-        if (lost->increase > 0) {
-          errors.push_back(fmt::format("{} {} rose by {:.0f} in {} (errors FEC did not correct)",
-                                       reading->netdev, uncorrected->source, lost->increase,
-                                       SpanText(lost->span)));
-        }
-      }
-      if (fixed && received && received->increase > 0) {
-        judged = true;
-        const double ratio = fixed->increase / received->increase;
-        if (ratio > limit) {
-          errors.push_back(fmt::format("{} corrected-bit ratio {:.2g} above {:.2g} ({} / {})",
-                                       reading->netdev, ratio, limit, corrected->source,
-                                       bits->source));
-        }
-      }
-    }
-    if (!judged) continue;
+    const auto errors = LinkErrorFindings(WindowRises(inputs, rail), limit);
+    if (!errors.judged) continue;
     out.push_back(Verdict("link_errors", rail.name, "",
-                          errors.empty() ? std::string()
-                                         : fmt::format("{}: clean or replace the cable or "
-                                                       "transceiver (ethtool -m for its levels, "
-                                                       "ethtool -S for the lanes' errors)",
-                                                       Join(errors, "; "))));
+                          errors.faults.empty()
+                              ? std::string()
+                              : fmt::format("{}: clean or replace the cable or transceiver "
+                                            "(ethtool -m for its levels, ethtool -S for the "
+                                            "lanes' errors)",
+                                            Join(errors.faults, "; "))));
   }
 }
 

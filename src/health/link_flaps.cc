@@ -15,44 +15,50 @@ struct Evidence {
   std::string counter;
 };
 
-Evidence LinkDowns(const HealthInputs& inputs, const inventory::Rail& rail) {
+Evidence LinkDowns(const RailRises& rises) {
   Evidence best;
-  for (const auto* reading : RailReadings(inputs, rail.name)) {
-    const auto* downs = nic::FindSample(*reading, nic::FabricCounter::kLinkDownEvents);
-    if (downs == nullptr) continue;
-    const auto rise = SampleDelta(inputs, rail.name, *reading, *downs);
-    if (!rise) continue;
-    if (!best.rise || rise->increase > best.rise->increase) {
-      best = {rise, reading->netdev + " " + downs->source};
-    }
-  }
+  rises.EachRise(nic::FabricCounter::kLinkDownEvents,
+                 [&](const nic::FabricReading& reading, const nic::FabricSample& downs,
+                     const CounterDelta& rise) {
+                   if (!best.rise || rise.increase > best.rise->increase) {
+                     best = {rise, reading.netdev + " " + downs.source};
+                   }
+                 });
   if (best.rise) return best;
-  if (!rail.netdev.empty()) {
-    if (const auto rise = CarrierDownDelta(inputs, rail.name, rail.netdev)) {
-      return {rise, rail.netdev + " carrier_down_count"};
-    }
+  if (const auto rise = rises.CarrierDown()) {
+    return {rise, rises.netdev() + " carrier_down_count"};
   }
-  if (const auto rise = PortCounterDelta(inputs, rail.name, "link_downed")) {
-    return {rise, rail.device + " port " + std::to_string(rail.port) + " link_downed"};
+  if (const auto rise = rises.PortCounter("link_downed")) {
+    return {rise, rises.port() + " link_downed"};
   }
   return best;
 }
 
 }  // namespace
 
+Findings LinkDownFindings(const RailRises& rises) {
+  const auto evidence = LinkDowns(rises);
+  Findings found;
+  found.judged = evidence.rise.has_value();
+  if (found.judged && evidence.rise->increase > 0) {
+    found.faults.push_back(fmt::format("link went down {:.0f} time(s) in {} ({})",
+                                       evidence.rise->increase, rises.Span(*evidence.rise),
+                                       evidence.counter));
+  }
+  return found;
+}
+
 void CheckLinkFlaps(const HealthInputs& inputs, std::vector<CheckResult>& out) {
   for (const auto& rail : Rails(inputs)) {
-    const auto evidence = LinkDowns(inputs, rail);
-    if (!evidence.rise) continue;
+    const auto flaps = LinkDownFindings(WindowRises(inputs, rail));
+    if (!flaps.judged) continue;
     out.push_back(Verdict(
         "link_flaps", rail.name, "",
-        evidence.rise->increase <= 0
+        flaps.faults.empty()
             ? std::string()
-            : fmt::format("link went down {:.0f} time(s) in the last {} ({}): reseat or replace "
-                          "the cable or transceiver (ethtool -m shows its state) and check the "
-                          "switch port's log",
-                          evidence.rise->increase, SpanText(evidence.rise->span),
-                          evidence.counter)));
+            : fmt::format("{}: reseat or replace the cable or transceiver (ethtool -m shows its "
+                          "state) and check the switch port's log",
+                          Join(flaps.faults, "; "))));
   }
 }
 

@@ -8,35 +8,38 @@
 
 namespace rail::health::detail {
 
+Findings StormFindings(const RailRises& rises) {
+  Findings found;
+  rises.EachRise(nic::FabricCounter::kPauseStormErrors, [&](const nic::FabricReading& reading,
+                                                            const nic::FabricSample& errors,
+                                                            const CounterDelta& error_rise) {
+    found.judged = true;
+    if (error_rise.increase <= 0) return;
+    const nic::FabricSample* warnings = nullptr;
+    const auto warning_rise =
+        rises.Rise(reading, nic::FabricCounter::kPauseStormWarnings, &warnings);
+    found.faults.push_back(fmt::format(
+        "{} {} rose by {:.0f} in {}{}", reading.netdev, errors.source, error_rise.increase,
+        rises.Span(error_rise),
+        warning_rise ? fmt::format(" ({} by {:.0f})", warnings->source, warning_rise->increase)
+                     : std::string()));
+  });
+  return found;
+}
+
 void CheckPfcStorms(const HealthInputs& inputs, std::vector<CheckResult>& out) {
   for (const auto& rail : Rails(inputs)) {
-    bool judged = false;
-    std::vector<std::string> storms;
-    for (const auto* reading : RailReadings(inputs, rail.name)) {
-      const auto* errors = nic::FindSample(*reading, nic::FabricCounter::kPauseStormErrors);
-      const auto error_rise =
-          errors ? SampleDelta(inputs, rail.name, *reading, *errors) : std::nullopt;
-      if (!error_rise) continue;
-      judged = true;
-      if (error_rise->increase <= 0) continue;
-      const auto* warnings = nic::FindSample(*reading, nic::FabricCounter::kPauseStormWarnings);
-      const auto warning_rise =
-          warnings ? SampleDelta(inputs, rail.name, *reading, *warnings) : std::nullopt;
-      storms.push_back(fmt::format(
-          "{} {} rose by {:.0f} in {}{}", reading->netdev, errors->source, error_rise->increase,
-          SpanText(error_rise->span),
-          warning_rise ? fmt::format(" ({} by {:.0f})", warnings->source, warning_rise->increase)
-                       : std::string()));
-    }
-    if (!judged) continue;
+    const auto storms = StormFindings(WindowRises(inputs, rail));
+    if (!storms.judged) continue;
     out.push_back(Verdict(
         "pfc_storm", rail.name, "",
-        storms.empty() ? std::string()
-                       : fmt::format("pause storm: {}; the NIC transmitted pause until it timed "
-                                     "out, so this host's receive path stalled (look for a hung "
-                                     "process or driver, rx_out_of_buffer, PCIe stalls) and the "
-                                     "lossless priority may have dropped packets",
-                                     Join(storms, "; "))));
+        storms.faults.empty()
+            ? std::string()
+            : fmt::format("pause storm: {}; the NIC transmitted pause until it timed out, so this "
+                          "host's receive path stalled (look for a hung process or driver, "
+                          "rx_out_of_buffer, PCIe stalls) and the lossless priority may have "
+                          "dropped packets",
+                          Join(storms.faults, "; "))));
   }
 }
 

@@ -73,8 +73,44 @@ double Median(std::vector<double> values) {
   return values.size() % 2 == 1 ? values[middle] : (values[middle - 1] + values[middle]) / 2;
 }
 
-void CheckThroughput(const HealthInputs& inputs, std::vector<CheckResult>& out) {
+// Why a rail's run fell short: below the line rate (UCX only: one TCP stream is bound by a CPU
+// long before the wire) or below its siblings, the other rails of its group.
+std::vector<std::string> Shortfalls(const HealthInputs& inputs, const std::string& kind,
+                                    std::uint64_t size, const probe::SeriesState& state,
+                                    const std::vector<const probe::SeriesState*>& siblings) {
   const auto& health = inputs.thresholds;
+  const double throughput = state.last.throughput_bytes_per_second;
+  std::vector<std::string> reasons;
+  if (kind == "ucx_throughput") {
+    if (const auto line = LineRate(inputs, state.key.rail);
+        line && throughput < health.probe_throughput_min_line_rate_fraction * *line) {
+      reasons.push_back(
+          fmt::format("{} (size {}) reached {}, below {:g}% of the line rate {} "
+                      "(health.probe_throughput_min_line_rate_fraction)",
+                      kind, size, Gbits(throughput),
+                      health.probe_throughput_min_line_rate_fraction * 100, Gbits(*line)));
+    }
+  }
+  std::vector<double> rates;
+  std::vector<std::string> names;
+  for (const auto* other : siblings) {
+    if (other == &state) continue;
+    rates.push_back(other->last.throughput_bytes_per_second);
+    names.push_back(other->key.rail + " " + Gbits(other->last.throughput_bytes_per_second));
+  }
+  if (rates.empty()) return reasons;
+  const double median = Median(rates);
+  if (throughput < health.probe_throughput_min_sibling_fraction * median) {
+    reasons.push_back(fmt::format(
+        "{} (size {}) reached {}, below {:g}% of its sibling rails' median {} ({}) "
+        "(health.probe_throughput_min_sibling_fraction)",
+        kind, size, Gbits(throughput), health.probe_throughput_min_sibling_fraction * 100,
+        Gbits(median), Join(names)));
+  }
+  return reasons;
+}
+
+void CheckThroughput(const HealthInputs& inputs, std::vector<CheckResult>& out) {
   // Single-rail bulk series grouped by what makes rails comparable: peer, kind and size.
   using Group = std::tuple<std::string, std::string, std::uint64_t>;
   std::map<Group, std::vector<const probe::SeriesState*>> groups;
@@ -93,37 +129,12 @@ void CheckThroughput(const HealthInputs& inputs, std::vector<CheckResult>& out) 
   for (const auto& [group, states] : groups) {
     const auto& [peer, kind, size] = group;
     for (const auto* state : states) {
-      const std::string& rail = state->key.rail;
-      const double throughput = state->last.throughput_bytes_per_second;
-      auto& reasons = verdicts[{rail, peer}];
-      // Against the line rate only for UCX: one TCP stream is bound by a CPU long before the wire.
-      if (kind == "ucx_throughput") {
-        if (const auto line = LineRate(inputs, rail);
-            line && throughput < health.probe_throughput_min_line_rate_fraction * *line) {
-          reasons.push_back(
-              fmt::format("{} (size {}) reached {}, below {:g}% of the line rate {} "
-                          "(health.probe_throughput_min_line_rate_fraction)",
-                          kind, size, Gbits(throughput),
-                          health.probe_throughput_min_line_rate_fraction * 100, Gbits(*line)));
-        }
-      }
-      std::vector<double> siblings;
-      std::vector<std::string> sibling_names;
-      for (const auto* other : states) {
-        if (other == state) continue;
-        siblings.push_back(other->last.throughput_bytes_per_second);
-        sibling_names.push_back(other->key.rail + " " +
-                                Gbits(other->last.throughput_bytes_per_second));
-      }
-      if (siblings.empty()) continue;
-      const double median = Median(siblings);
-      if (throughput < health.probe_throughput_min_sibling_fraction * median) {
-        reasons.push_back(fmt::format(
-            "{} (size {}) reached {}, below {:g}% of its sibling rails' median {} ({}) "
-            "(health.probe_throughput_min_sibling_fraction)",
-            kind, size, Gbits(throughput), health.probe_throughput_min_sibling_fraction * 100,
-            Gbits(median), Join(sibling_names)));
-      }
+      auto& reasons = verdicts[{state->key.rail, peer}];
+      auto shortfalls = Shortfalls(inputs, kind, size, *state, states);
+      if (shortfalls.empty()) continue;
+      // What the fabric did to the rail during that very run.
+      shortfalls.push_back(RunDiagnosis(inputs, state->last, state->key.rail));
+      reasons.insert(reasons.end(), shortfalls.begin(), shortfalls.end());
     }
   }
   for (const auto& [key, reasons] : verdicts) {

@@ -25,43 +25,48 @@ std::set<unsigned> PfcPriorities(const nic::FabricReading& reading) {
 
 }  // namespace
 
+Findings DropFindings(const RailRises& rises) {
+  Findings found;
+  for (const char* file : {"out_of_sequence", "packet_seq_err"}) {
+    const auto rise = rises.HwCounter(file);
+    if (!rise) continue;
+    found.judged = true;
+    if (rise->increase > 0) {
+      found.faults.push_back(
+          fmt::format("{} rose by {:.0f} in {}", file, rise->increase, rises.Span(*rise)));
+    }
+  }
+  for (const auto* reading : rises.Readings()) {
+    const auto lossless = PfcPriorities(*reading);
+    for (const auto& sample : reading->samples) {
+      const bool discard = sample.counter == nic::FabricCounter::kBufferDiscards ||
+                           sample.counter == nic::FabricCounter::kCongestionDiscards;
+      if (!discard || !sample.priority || !lossless.contains(*sample.priority)) continue;
+      const auto rise = rises.Sample(*reading, sample);
+      if (!rise) continue;
+      found.judged = true;
+      if (rise->increase > 0) {
+        found.faults.push_back(fmt::format("{} {} rose by {:.0f} in {} on lossless priority {}",
+                                           reading->netdev, sample.source, rise->increase,
+                                           rises.Span(*rise), *sample.priority));
+      }
+    }
+  }
+  return found;
+}
+
 void CheckRoceDrops(const HealthInputs& inputs, std::vector<CheckResult>& out) {
   for (const auto& rail : Rails(inputs)) {
-    bool judged = false;
-    std::vector<std::string> drops;
-    for (const char* file : {"out_of_sequence", "packet_seq_err"}) {
-      const auto rise = HwCounterDelta(inputs, rail.name, file);
-      if (!rise) continue;
-      judged = true;
-      if (rise->increase > 0) {
-        drops.push_back(
-            fmt::format("{} rose by {:.0f} in {}", file, rise->increase, SpanText(rise->span)));
-      }
-    }
-    for (const auto* reading : RailReadings(inputs, rail.name)) {
-      const auto lossless = PfcPriorities(*reading);
-      for (const auto& sample : reading->samples) {
-        const bool discard = sample.counter == nic::FabricCounter::kBufferDiscards ||
-                             sample.counter == nic::FabricCounter::kCongestionDiscards;
-        if (!discard || !sample.priority || !lossless.contains(*sample.priority)) continue;
-        const auto rise = SampleDelta(inputs, rail.name, *reading, sample);
-        if (!rise) continue;
-        judged = true;
-        if (rise->increase > 0) {
-          drops.push_back(fmt::format("{} {} rose by {:.0f} in {} on lossless priority {}",
-                                      reading->netdev, sample.source, rise->increase,
-                                      SpanText(rise->span), *sample.priority));
-        }
-      }
-    }
-    if (!judged) continue;
+    const auto drops = DropFindings(WindowRises(inputs, rail));
+    if (!drops.judged) continue;
     out.push_back(Verdict(
         "roce_drops", rail.name, "",
-        drops.empty() ? std::string()
-                      : fmt::format("RoCE packets lost: {}; on a lossless priority that means PFC "
-                                    "is off or mismatched somewhere on the path (dcb pfc show on "
-                                    "both hosts and the switch) or a buffer overflowed",
-                                    Join(drops, "; "))));
+        drops.faults.empty()
+            ? std::string()
+            : fmt::format("RoCE packets lost: {}; on a lossless priority that means PFC is off or "
+                          "mismatched somewhere on the path (dcb pfc show on both hosts and the "
+                          "switch) or a buffer overflowed",
+                          Join(drops.faults, "; "))));
   }
 }
 

@@ -9,11 +9,6 @@
 namespace rail::inventory {
 namespace {
 
-const nic::StatisticsSource& KernelStatistics() {
-  static const auto kSource = nic::MakeKernelStatisticsSource();
-  return *kSource;
-}
-
 // The netdevs whose statistics stand for the rail's: a bond's slaves (the bond lists none of its
 // own), else the netdev itself.
 std::vector<std::string> FabricNetdevs(const Rail& rail, const std::vector<sysfs::Bond>& bonds) {
@@ -39,27 +34,18 @@ const std::vector<RailFabric>& Snapshot::Fabric() {
   fabric_.emplace();
   if (!sources_.fabric) return *fabric_;
   const nic::StatisticsSource& source =
-      sources_.nic_statistics ? *sources_.nic_statistics : KernelStatistics();
+      sources_.nic_statistics ? *sources_.nic_statistics : nic::KernelStatistics();
   const bool any_bond = sources_.sys->Exists("class/net/bonding_masters");
-  nic::EthtoolStatistics statistics;
   for (const auto& rail : Rails()) {
     if (rail.netdev.empty()) continue;
     const auto netdevs = any_bond ? FabricNetdevs(rail, Bonds()) : std::vector{rail.netdev};
     for (const auto& netdev : netdevs) {
-      const int error = source.Read(netdev, &statistics);
+      RailFabric fabric{rail.name, {}};
+      const int error = nic::ReadFabricReading(source, *sources_.sys, netdev, &fabric.reading);
       if (error != 0) {
         if (!NothingToRead(error)) errors_.AddErrno("ethtool -S " + netdev, error);
         continue;
       }
-      RailFabric fabric{rail.name, {}};
-      fabric.reading.netdev = netdev;
-      // The driver's link in sysfs costs no ioctl; virtual netdevs (veth) have none.
-      auto driver = sysfs::NetDeviceDriver(*sources_.sys, netdev);
-      if (!driver) driver = source.Driver(netdev);
-      fabric.reading.driver = driver.value_or("");
-      fabric.reading.statistics = statistics.names.size();
-      fabric.reading.known_driver = nic::IsKnownDriver(fabric.reading.driver);
-      fabric.reading.samples = nic::MapFabricCounters(fabric.reading.driver, statistics);
       fabric_->push_back(std::move(fabric));
     }
   }

@@ -7,6 +7,8 @@
 #include <string>
 #include <unordered_map>
 
+#include "rail/sysfs/netclass.h"
+
 namespace rail::nic {
 namespace {
 
@@ -135,6 +137,20 @@ std::vector<FabricSample> MapFabricCounters(std::string_view driver,
     samples.push_back(std::move(sample));
   }
   return samples;
+}
+
+int ReadFabricReading(const StatisticsSource& source, const sysfs::Filesystem& sys,
+                      const std::string& netdev, FabricReading* out) {
+  EthtoolStatistics statistics;
+  if (const int error = source.Read(netdev, &statistics); error != 0) return error;
+  out->netdev = netdev;
+  auto driver = sysfs::NetDeviceDriver(sys, netdev);
+  if (!driver) driver = source.Driver(netdev);
+  out->driver = driver.value_or("");
+  out->statistics = statistics.names.size();
+  out->known_driver = IsKnownDriver(out->driver);
+  out->samples = MapFabricCounters(out->driver, statistics);
+  return 0;
 }
 
 const FabricSample* FindSample(const FabricReading& reading, FabricCounter counter,

@@ -120,4 +120,9 @@ std::unique_ptr<StatisticsSource> MakeKernelStatisticsSource() {
   return std::make_unique<KernelStatisticsSource>();
 }
 
+const StatisticsSource& KernelStatistics() {
+  static const auto kSource = MakeKernelStatisticsSource();
+  return *kSource;
+}
+
 }  // namespace rail::nic

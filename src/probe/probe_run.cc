@@ -63,11 +63,20 @@ CounterCheck::CounterCheck(const ProbeContext& context, const ProbeParams& param
   }
   for (const ProbeRail& rail : context.all_rails) add(rail);
   before_ = reader_->Snapshot(rails_);
+  // The probed rails come first in rails_.
+  for (const ProbeRail& rail : rails_) {
+    if (std::find(probed_.begin(), probed_.end(), rail.name) == probed_.end()) break;
+    fabric_before_.push_back(reader_->fabric().Read(rail));
+  }
 }
 
 void CounterCheck::Finish(ProbeResult* result) const {
   if (reader_ == nullptr) return;
   const RailCounterSnapshot after = reader_->Snapshot(rails_);
+  for (std::size_t i = 0; i < fabric_before_.size(); ++i) {
+    result->fabric.push_back(
+        FabricEvidence(rails_[i].name, fabric_before_[i], reader_->fabric().Read(rails_[i])));
+  }
   result->counters = CounterDeltas(before_, after, probed_, nullptr);
   // In the order of rails_ (the host's rails), not of the snapshot's map.
   const std::vector<RailCounterDelta> others = OtherRailDeltas(before_, after, probed_);

@@ -77,7 +77,8 @@ class CounterCheck {
   CounterCheck(const ProbeContext& context, const ProbeParams& params);
   // result->counters: the probed rails (shares among them), then every other readable rail
   // (share 0); result->bytes_on_other_rails: the other rails' transmitted bytes, but for those
-  // that another run of this process used meanwhile (OwnRuns).
+  // that another run of this process used meanwhile (OwnRuns); result->fabric: the probed rails'
+  // fabric evidence.
   void Finish(ProbeResult* result) const;
 
  private:
@@ -86,6 +87,7 @@ class CounterCheck {
   std::vector<ProbeRail> rails_;  // probed first, then the others; unique names
   std::vector<std::string> probed_;
   RailCounterSnapshot before_;
+  std::vector<RailFabricSample> fabric_before_;  // of rails_[i], the probed ones
 };
 
 // The initiator's side of one probe's control session.

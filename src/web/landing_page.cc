@@ -2,6 +2,7 @@
 // it works from a browser on an air-gapped management network (no external assets, no script).
 #include "rail/web/landing_page.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 
@@ -116,6 +117,33 @@ void RenderFleet(std::ostringstream& html, const std::optional<LandingFleet>& fl
   html << "</table>\n";
 }
 
+// The fabric checks' states; one state for all when they agree ("not read" on a veth).
+void RenderFabric(std::ostringstream& html, const std::vector<LandingFabricCheck>& fabric) {
+  const auto any = [&](const char* state) {
+    return std::any_of(fabric.begin(), fabric.end(),
+                       [&](const auto& one) { return one.state == state; });
+  };
+  const bool alike = std::all_of(fabric.begin(), fabric.end(), [&](const auto& one) {
+    return one.state == fabric.front().state;
+  });
+  // Green only when every check passes: no verdict is no pass.
+  const char* css = any("failing") ? "bad" : (alike && any("ok")) ? "ok" : "unknown";
+  html << "<td class=\"fabric " << css << "\">";
+  if (!fabric.empty() && alike) {
+    html << Escape(fabric.front().state) << "</td>";
+    return;
+  }
+  for (std::size_t i = 0; i < fabric.size(); ++i) {
+    const auto& one = fabric[i];
+    html << (i == 0 ? "" : ", ") << "<span data-check=\"" << Escape(one.check) << "\" class=\""
+         << (one.state == "failing" ? "bad"
+             : one.state == "ok"    ? "ok"
+                                    : "unknown")
+         << "\">" << Escape(one.label) << ": " << Escape(one.state) << "</span>";
+  }
+  html << "</td>";
+}
+
 void RenderRow(std::ostringstream& html, const LandingRailRow& row) {
   html << "<tr class=\"rail\" data-rail=\"" << Escape(row.rail) << "\"><td>" << Escape(row.rail)
        << "</td><td>" << Escape(row.device) << "</td><td>" << Escape(row.netdev)
@@ -125,6 +153,7 @@ void RenderRow(std::ostringstream& html, const LandingRailRow& row) {
        << Throughput(row.throughput_bytes_per_second) << "</td><td>"
        << RoundTrip(row.rtt_p50_seconds) << "</td><td>" << RoundTrip(row.rtt_p99_seconds)
        << "</td><td>" << Escape(row.transport) << "</td><td>" << Escape(row.qos) << "</td>";
+  RenderFabric(html, row.fabric);
   RenderChecks(html, row.failing, row.fixes);
   html << "</tr>\n";
 }
@@ -139,7 +168,7 @@ std::string RenderLandingPage(const LandingPage& page) {
        << "body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
        << "td,th{border:1px solid #999;padding:.3em .6em;text-align:left;vertical-align:top}"
        << "th{background:#eee}.ok{color:#070}.bad{color:#b00}ul{margin:0;padding-left:1.2em}"
-       << ".fix{color:#333}"
+       << ".fix{color:#333}.unknown{color:#777}"
        << "</style></head><body>\n"
        << "<h1>rail_exporter</h1>\n<p>Version " << Escape(page.version) << " ("
        << Escape(page.revision) << "), UCX " << Escape(page.ucx_version)
@@ -151,8 +180,8 @@ std::string RenderLandingPage(const LandingPage& page) {
   }
   html << "<h2>Rails</h2>\n<table id=\"rails\"><tr><th>rail</th><th>device</th><th>netdev</th>"
        << "<th>state</th><th>speed</th><th>IPv4</th><th>RoCE v2 GID</th><th>probe throughput</th>"
-       << "<th>RTT p50</th><th>RTT p99</th><th>transport</th><th>QoS</th><th>failing "
-          "checks</th></tr>\n";
+       << "<th>RTT p50</th><th>RTT p99</th><th>transport</th><th>QoS</th><th>fabric</th>"
+       << "<th>failing checks</th></tr>\n";
   for (const auto& row : page.rails) RenderRow(html, row);
   html << "</table>\n";
   if (page.rails.empty()) html << "<p id=\"no-rails\">No rail: no active RDMA port.</p>\n";

@@ -245,6 +245,8 @@ LandingPage BuildLandingPage(collectors::Scrape& scrape, LandingPage page) {
                                 verdicts.checks, verdicts.addresses, &scrape.Topology());
   for (auto& row : page.rails) {
     if (const auto* qos = inventory::FindRailQos(scrape.Qos(), row.rail)) row.qos = QosText(*qos);
+    row.fabric =
+        BuildLandingFabric(row.rail, verdicts.checks, scrape.Fabric(), scrape.NicTemperatures());
   }
   page.host_failing = HostFailingChecks(page.rails, verdicts.checks);
   for (const auto& check : page.host_failing) {

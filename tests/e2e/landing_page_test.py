@@ -2,7 +2,9 @@
 """The landing page rendered by a real browser: Debian's Chromium, headless, loads "/" of an agent.
 
 * On the spark-dual-rail fixture the DOM Chromium built must hold one row per rail with the state,
-  speed and RoCE v2 GID, and the failing check of a configured rail whose device is missing.
+  speed and RoCE v2 GID, each fabric check's state (counters read from the tree's recorded
+  `ethtool -S` dump, or not read), and the failing check of a configured rail whose device is
+  missing.
 * As root, in the network-namespace lab (scripts/lab), host a probes host b over both rails and
   the page must show each rail's last probe throughput, RTT p50/p99 and the transport UCX used.
 
@@ -75,7 +77,8 @@ class RailTable(HTMLParser):
 
 
 COLUMNS = ["rail", "device", "netdev", "state", "speed", "IPv4", "RoCE v2 GID",
-           "probe throughput", "RTT p50", "RTT p99", "transport", "QoS", "failing checks"]
+           "probe throughput", "RTT p50", "RTT p99", "transport", "QoS", "fabric",
+           "failing checks"]
 
 
 def chromium(test, tmp, *args, ns=None):
@@ -106,7 +109,8 @@ class LandingPageBrowserTest(unittest.TestCase):
         with open(config, "w") as f:
             f.write(CONFIG)
         tree = os.path.join(harness.FIXTURES, "spark-dual-rail")
-        self.agent = harness.RailExporter(harness.tree_flags(tree) + ["--config.file=" + config])
+        self.agent = harness.RailExporter(harness.agent_tree_flags(tree) +
+                                          ["--config.file=" + config])
         self.addCleanup(self.agent.stop)
 
     def chromium(self, *args):
@@ -133,6 +137,14 @@ class LandingPageBrowserTest(unittest.TestCase):
         self.assertEqual(rail0["failing checks"], "none")
         # DCB netlink asks this host's kernel, which has no netdev of the tree's names.
         self.assertEqual(rail0["QoS"], "no DCB (no_such_device)")
+        # rail0's NIC has a recorded mlx5 dump: its fabric checks pass on flat counters or wait
+        # for a second sample; rail1's has none (not read, never ok); rail9 has no NIC at all.
+        self.assertRegex(rail0["fabric"], r"pause: (ok|no verdict)")
+        self.assertRegex(rail0["fabric"], r"temp: ok")  # the tree's mlx5 hwmon sensor
+        rail1 = dict(zip(COLUMNS, table.cells("rail1")))
+        # (one word when its carrier_down_count has no verdict yet either)
+        self.assertRegex(rail1["fabric"], r"^not read$|pause: not read")
+        self.assertEqual(rail9["fabric"], "not read")
 
         # The same rails as the metrics: the page and /metrics never disagree on what a rail is.
         metrics = self.agent.scrape()

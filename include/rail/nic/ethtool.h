@@ -38,6 +38,8 @@ class StatisticsSource {
 // renames its per-priority counters when PFC moves from one priority to another without changing
 // how many there are.
 std::unique_ptr<StatisticsSource> MakeKernelStatisticsSource();
+// One such source for the whole process, made on first use: the scrape and the probes share it.
+const StatisticsSource& KernelStatistics();
 
 // Recorded dumps under `dumps` (a fixture tree's ethtool/ folder): <netdev> holds what `ethtool -S
 // <netdev>` printed and <netdev>.info what `ethtool -i <netdev>` printed.

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "rail/nic/ethtool.h"
+#include "rail/sysfs/filesystem.h"
 
 namespace rail::nic {
 
@@ -62,6 +63,12 @@ bool IsKnownDriver(std::string_view driver);
 // The allow-listed counters among `statistics` for `driver`; none for an unknown driver.
 std::vector<FabricSample> MapFabricCounters(std::string_view driver,
                                             const EthtoolStatistics& statistics);
+
+// Reads `netdev`'s statistics from `source` and maps them into `out`: 0, or Read's errno. The
+// driver is the netdev's device/driver link under `sys` (no ioctl; virtual netdevs have none),
+// else the source's answer.
+int ReadFabricReading(const StatisticsSource& source, const sysfs::Filesystem& sys,
+                      const std::string& netdev, FabricReading* out);
 
 // The first sample of `counter` matching direction, priority and operation, or nullptr.
 const FabricSample* FindSample(const FabricReading& reading, FabricCounter counter,

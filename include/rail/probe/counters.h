@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "rail/probe/fabric_evidence.h"
 #include "rail/probe/result.h"
 #include "rail/sysfs/filesystem.h"
 
@@ -26,12 +27,18 @@ using RailCounterSnapshot = std::map<std::string, RailCounterSample>;  // by rai
 
 class RailCounterReader {
  public:
-  explicit RailCounterReader(const sysfs::Filesystem& sys) : sys_(sys) {}
+  // `statistics`: where the fabric evidence's `ethtool -S` comes from; the kernel's when null.
+  explicit RailCounterReader(const sysfs::Filesystem& sys,
+                             const nic::StatisticsSource* statistics = nullptr)
+      : sys_(sys), fabric_(sys, statistics) {}
   RailCounterSample Read(const ProbeRail& rail) const;
   RailCounterSnapshot Snapshot(const std::vector<ProbeRail>& rails) const;
+  // The probed rails' fabric evidence is read alongside their bytes.
+  const FabricEvidenceReader& fabric() const { return fabric_; }
 
  private:
   const sysfs::Filesystem& sys_;
+  FabricEvidenceReader fabric_;
 };
 
 // Per-rail deltas of `probed` rails with each one's share of their transmitted bytes; a counter

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "rail/gpu/memory.h"
+#include "rail/nic/fabric_counters.h"
 #include "rail/probe/stats.h"
 
 namespace rail::probe {
@@ -75,6 +76,22 @@ struct RailCounterDelta {
   double share = 0;  // of the bytes transmitted on all probed rails
 };
 
+// What a probed rail's NIC, netdev and RDMA port counted of the fabric during one run: how much
+// each evidence counter (fabric_evidence.h) rose from the run's start to its end. A counter read
+// at only one end, or one that went backwards (a reset), is left out: absent, never 0.
+struct RailFabricEvidence {
+  std::string rail;
+  double seconds = 0;  // between the two readings
+  // The rail's netdev (a bond's slaves, each) as its NIC driver's allow-list maps it
+  // (nic::FabricReading; each sample's value is its rise); netdevs of other drivers are left out.
+  std::vector<nic::FabricReading> nic;
+  // Rises of the sysfs counters, by their path below the RDMA port ("hw_counters/out_of_sequence",
+  // "counters/link_downed") or the netdev ("carrier_down_count").
+  std::map<std::string, std::uint64_t> counters;
+  // Whether any counter was read at both ends: without, nothing is known of the fabric.
+  bool Read() const { return !nic.empty() || !counters.empty(); }
+};
+
 struct RailThroughput {
   std::string rail;
   double bytes_per_second = 0;
@@ -113,6 +130,8 @@ struct ProbeResult {
   std::vector<std::string> fallback_rails;  // rails expected to use RDMA that used TCP
   std::vector<RailCounterDelta> counters;   // counter cross-check
   std::uint64_t bytes_on_other_rails = 0;   // counted on rails the probe did not use
+  // Each probed rail's fabric evidence, when the run had a counter reader.
+  std::vector<RailFabricEvidence> fabric;
   double local_cpu_seconds = 0;
   std::optional<double> peer_cpu_seconds;
   std::string peer_agent_version;

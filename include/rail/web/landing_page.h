@@ -18,6 +18,16 @@
 
 namespace rail::web {
 
+// What one fabric check says of a rail, for the page's fabric column: its state only (the failing
+// checks column holds the reasons).
+struct LandingFabricCheck {
+  std::string check;  // "pfc_pause"
+  std::string label;  // "pause"
+  // "ok", "failing"; with no verdict, "no verdict" where the rail's counters were read (a first
+  // sample, or the driver lists none of the check's counters) and "not read" where they were not.
+  std::string state;
+};
+
 struct LandingRailRow {
   std::string rail;
   std::string device;  // "mlx5_0:1", "" for netdev-only rails
@@ -34,6 +44,7 @@ struct LandingRailRow {
   std::string transport;  // "rc_mlx5", "tcp (fallback)", ""
   // "PFC 3, trust dscp, 2 DSCP", "no DCB (not_supported)", or "" when not read (qos collector off)
   std::string qos;
+  std::vector<LandingFabricCheck> fabric;    // pause, storms, ECN/CNP, drops, flaps, FEC, temp
   std::vector<health::CheckResult> failing;  // this rail's failing checks
   std::vector<std::string> fixes;            // health::Remedy of each failing check, same order
 };
@@ -79,6 +90,13 @@ std::vector<LandingRailRow> BuildLandingRows(
     const std::vector<health::CheckResult>& checks,
     const std::vector<health::InterfaceAddress>& addresses,
     const inventory::PcieTopology* topology = nullptr);  // fills PCI addresses into the fixes
+
+// The fabric checks' states for `rail`: whether `fabric` holds an allow-listed NIC reading of the
+// rail and `temperatures` a sensor of its NIC tells "no verdict" from "not read".
+std::vector<LandingFabricCheck> BuildLandingFabric(
+    const std::string& rail, const std::vector<health::CheckResult>& checks,
+    const std::vector<inventory::RailFabric>& fabric,
+    const std::vector<inventory::RailTemperature>& temperatures);
 
 // Failing verdicts no row shows: host-wide ones and those of rails that are not listed.
 std::vector<health::CheckResult> HostFailingChecks(const std::vector<LandingRailRow>& rows,

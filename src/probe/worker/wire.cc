@@ -2,6 +2,44 @@
 
 #include <chrono>
 
+namespace rail::nic {
+namespace {
+
+// The enums cross as their values: the worker and the agent are one build.
+template <typename Enum>
+Enum EnumFromJson(const nlohmann::json& value, Enum last) {
+  const auto number = value.get<unsigned>();
+  if (number > static_cast<unsigned>(last)) {
+    throw std::invalid_argument("enum value out of range: " + value.dump());
+  }
+  return static_cast<Enum>(number);
+}
+
+}  // namespace
+
+void to_json(nlohmann::json& out, const FabricSample& sample) {
+  out = {{"counter", static_cast<unsigned>(sample.counter)},
+         {"direction", static_cast<unsigned>(sample.direction)},
+         {"operation", static_cast<unsigned>(sample.operation)},
+         {"value", sample.value},
+         {"source", sample.source}};
+  if (sample.priority) out["priority"] = *sample.priority;
+}
+
+void from_json(const nlohmann::json& in, FabricSample& sample) {
+  sample.counter = EnumFromJson(in.at("counter"), FabricCounter::kReceivedBits);
+  sample.direction = EnumFromJson(in.at("direction"), Direction::kTx);
+  sample.operation = EnumFromJson(in.at("operation"), PciOperation::kWrite);
+  in.at("value").get_to(sample.value);
+  in.at("source").get_to(sample.source);
+  if (in.contains("priority")) sample.priority = in.at("priority").get<unsigned>();
+}
+
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(FabricReading, netdev, driver, statistics, samples,
+                                                known_driver)
+
+}  // namespace rail::nic
+
 namespace rail::probe {
 
 // Field-for-field encodings, found by nlohmann's lookup in the structs' own namespace. Missing
@@ -10,6 +48,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ProbeRail, name, ucx_device, net
                                                 rdma_device, rdma_port, expect_rdma)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RailCounterDelta, rail, transmit_bytes,
                                                 receive_bytes, share)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RailFabricEvidence, rail, seconds, nic, counters)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RailThroughput, rail, bytes_per_second, bytes)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TransportLane, transport, device, rail)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(LatencySummary, count, min, p50, p90, p99, p999,
@@ -84,6 +123,7 @@ void ReadResultDetails(const json& in, ProbeResult& out) {
   in.at("fallback_rails").get_to(out.fallback_rails);
   in.at("counters").get_to(out.counters);
   in.at("bytes_on_other_rails").get_to(out.bytes_on_other_rails);
+  in.at("fabric").get_to(out.fabric);
   in.at("local_cpu_seconds").get_to(out.local_cpu_seconds);
   if (in.contains("peer_cpu_seconds"))
     out.peer_cpu_seconds = in.at("peer_cpu_seconds").get<double>();
@@ -144,6 +184,7 @@ json ToJson(const ProbeResult& result) {
               {"fallback_rails", result.fallback_rails},
               {"counters", result.counters},
               {"bytes_on_other_rails", result.bytes_on_other_rails},
+              {"fabric", result.fabric},
               {"local_cpu_seconds", result.local_cpu_seconds},
               {"peer_agent_version", result.peer_agent_version},
               {"peer_ucx_version", result.peer_ucx_version},

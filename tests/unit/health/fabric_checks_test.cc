@@ -118,7 +118,7 @@ TEST(PfcStormTest, ErrorEventsRisingWithinTheWindowFail) {
       "pfc_storm", {{"tx_pause_storm_warning_events", 9}, {"tx_pause_storm_error_events", 502}});
   ASSERT_EQ(verdicts.size(), 1u);
   EXPECT_FALSE(verdicts[0].ok);
-  EXPECT_NE(verdicts[0].reason.find("tx_pause_storm_error_events rose by 2 in 30s"),
+  EXPECT_NE(verdicts[0].reason.find("tx_pause_storm_error_events rose by 2 in the last 30s"),
             std::string::npos)
       << verdicts[0].reason;
   EXPECT_NE(verdicts[0].reason.find("tx_pause_storm_warning_events by 5"), std::string::npos);
@@ -169,7 +169,7 @@ TEST(PfcStormTest, ScrapesSparserThanTheWindowJudgeTheTimeSinceThePreviousOne) {
       "pfc_storm", {{"tx_pause_storm_warning_events", 4}, {"tx_pause_storm_error_events", 501}});
   ASSERT_EQ(verdicts.size(), 1u);
   EXPECT_FALSE(verdicts[0].ok);
-  EXPECT_NE(verdicts[0].reason.find("in 20m"), std::string::npos) << verdicts[0].reason;
+  EXPECT_NE(verdicts[0].reason.find("in the last 20m"), std::string::npos) << verdicts[0].reason;
 }
 
 TEST(PfcPauseTest, TransmitterHeldOnTheRocePriorityFails) {

@@ -24,6 +24,21 @@ struct HostConfig {
   Thresholds health;
 };
 
+// The lab's rails: two netdev-only TCP rails on veths (ra0, ra1), which have no meaningful line
+// rate.
+inline HostConfig LabConfig() {
+  HostConfig config;
+  for (const auto* name : {"rail0", "rail1"}) {
+    RailConfig rail;
+    rail.name = name;
+    rail.netdev = std::string("ra") + name[4];
+    config.rails.push_back(rail);
+  }
+  return config;
+}
+
+inline constexpr double kGbit = 1e9 / 8;  // bytes per second
+
 struct Host {
   explicit Host(const std::string& tree, HostConfig agent_config = {})
       : sys(std::string(RAIL_FIXTURES) + "/" + tree + "/sys"),

@@ -18,10 +18,16 @@ using namespace std::chrono_literals;
 using detail::InitiatorKind;
 using detail::InitiatorRun;
 
-// Netdev counters that grow by 10 bytes on every read; counts the reads.
+// Netdev byte counters that grow by 10 bytes on every read, and counts their reads; a
+// carrier_down_count that stays at 3 (the fabric evidence); no other file.
 class GrowingCounters final : public sysfs::Filesystem {
  public:
-  int ReadFile(std::string_view, std::string* contents) const override {
+  int ReadFile(std::string_view path, std::string* contents) const override {
+    if (path.ends_with("/carrier_down_count")) {
+      *contents = "3\n";
+      return 0;
+    }
+    if (path.find("/statistics/") == std::string_view::npos) return ENOENT;
     const std::lock_guard lock(mutex_);
     ++reads_;
     *contents = std::to_string(10 * reads_) + "\n";
@@ -120,6 +126,11 @@ TEST_F(InitiatorFrame, ARunWithoutFailureSucceedsWithItsCountersAndCpuTime) {
   // Each rail's two counters (tx, rx) were read once before and once after.
   EXPECT_GT(result.counters[0].transmit_bytes, 0u);
   EXPECT_EQ(sys_.reads(), 8);
+  // Each probed rail's fabric evidence: the carrier did not go down during the run.
+  ASSERT_EQ(result.fabric.size(), 2u);
+  EXPECT_EQ(result.fabric[1].rail, "r1");
+  EXPECT_EQ(result.fabric[1].counters.at("carrier_down_count"), 0u);
+  EXPECT_GE(result.fabric[1].seconds, 0);
 }
 
 TEST_F(InitiatorFrame, TheFirstFailureIsTheVerdict) {
@@ -141,6 +152,7 @@ TEST_F(InitiatorFrame, ARunEndedBeforeItsTransferHasNoCrossCheckNorCpuTime) {
   EXPECT_FALSE(result.success);
   EXPECT_EQ(result.error_reason, "refused");
   EXPECT_TRUE(result.counters.empty());
+  EXPECT_TRUE(result.fabric.empty());
   EXPECT_EQ(result.local_cpu_seconds, 0);
   EXPECT_EQ(sys_.reads(), 4) << "only the reading before the transfer";
 }

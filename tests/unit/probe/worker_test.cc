@@ -76,6 +76,12 @@ TEST(WorkerWireTest, ResultSurvivesTheRoundTrip) {
   result.rtt = LatencySummary{2, 1e-5, 1e-5, 2e-5, 2e-5, 2e-5, 2e-5};
   result.lanes = {{"tcp", "ra0", "rail0"}};
   result.counters = {{"rail1", 10, 20, 0.25}};
+  nic::FabricReading reading{"eth1", "mlx5_core", 1491, {}, true};
+  reading.samples.push_back({nic::FabricCounter::kPfcPauseMicroseconds, nic::Direction::kRx, 3u,
+                             nic::PciOperation::kNone, 400000, "rx_prio3_pause_duration"});
+  reading.samples.push_back({nic::FabricCounter::kLinkDownEvents, nic::Direction::kNone,
+                             std::nullopt, nic::PciOperation::kNone, 2, "link_down_events_phy"});
+  result.fabric = {{"rail0", 2.5, {reading}, {{"hw_counters/out_of_sequence", 7}}}};
   result.peer_cpu_seconds = 0.5;
   result.peer_rail_mtus = {{"rail0", 9000}};
   result.memory = gpu::MemoryType::kCuda;
@@ -93,6 +99,20 @@ TEST(WorkerWireTest, ResultSurvivesTheRoundTrip) {
   EXPECT_EQ(back->memory, gpu::MemoryType::kCuda);
   EXPECT_EQ(back->memory_path, "staged");
   EXPECT_EQ(back->gpu_link_speed_gts, std::optional<double>(16.0));
+  ASSERT_EQ(back->fabric.size(), 1u);
+  EXPECT_EQ(back->fabric[0].seconds, 2.5);
+  EXPECT_EQ(back->fabric[0].counters.at("hw_counters/out_of_sequence"), 7u);
+  ASSERT_EQ(back->fabric[0].nic.at(0).samples.size(), 2u);
+  const auto& pause = back->fabric[0].nic[0].samples[0];
+  EXPECT_EQ(pause.counter, nic::FabricCounter::kPfcPauseMicroseconds);
+  EXPECT_EQ(pause.direction, nic::Direction::kRx);
+  EXPECT_EQ(pause.priority, std::optional<unsigned>(3));
+  EXPECT_EQ(pause.value, 400000u);
+  EXPECT_EQ(back->fabric[0].nic[0].samples[1].priority, std::nullopt);
+  // A counter kind this build does not know is refused, not cast.
+  auto garbled = worker::ToJson(result);
+  garbled["fabric"][0]["nic"][0]["samples"][0]["counter"] = 200;
+  EXPECT_FALSE(worker::ResultFromJson(garbled, &error));
 }
 
 TEST(WorkerWireTest, ParamsSurviveTheRoundTripAndGarbageIsRefused) {
