@@ -55,12 +55,23 @@ std::vector<SeriesState> ResultStore::Snapshot() const {
 void ResultStore::Retain(const std::function<bool(const std::string& kind, const std::string& peer,
                                                   const std::string& rail)>& keep) {
   std::lock_guard lock(mutex_);
-  std::erase_if(series_, [&keep](const auto& entry) {
+  const auto refused = [&keep](const auto& entry) {
     return !keep(entry.first.kind, entry.first.peer, entry.first.rail);
-  });
-  std::erase_if(busy_, [&keep](const auto& entry) {
-    return !keep(entry.first.kind, entry.first.peer, entry.first.rail);
-  });
+  };
+  std::erase_if(series_, refused);
+  std::erase_if(busy_, refused);
+  std::erase_if(skipped_, refused);
+}
+
+void ResultStore::RecordSkipped(const ProbeResult& result) {
+  std::lock_guard lock(mutex_);
+  ++skipped_[{ProbeKindName(result.kind), result.peer, RailLabel(result.rails),
+              result.error_reason}];
+}
+
+std::map<SkippedKey, std::uint64_t> ResultStore::SkippedCounts() const {
+  std::lock_guard lock(mutex_);
+  return skipped_;
 }
 
 std::size_t ResultStore::SeriesCount() const {

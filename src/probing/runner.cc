@@ -7,18 +7,19 @@
 
 #include <algorithm>
 
+#include "rail/probe/skipped.h"
+
 namespace rail::probing {
 
 ProbeRunner::ProbeRunner(std::vector<PlannedProbe> plan, schedule::SchedulerOptions options,
                          probe::ProbeContext context, probe::ProbeMaker make_probe,
-                         probe::ResultStore& store, const base::Clock& clock, SkippedRuns* skipped)
+                         probe::ResultStore& store, const base::Clock& clock)
     : plan_(std::move(plan)),
       options_(options),
       context_(std::move(context)),
       make_probe_(std::move(make_probe)),
       store_(store),
-      clock_(clock),
-      skipped_(skipped) {
+      clock_(clock) {
   context_.cancel = &cancel_;
 }
 
@@ -130,7 +131,7 @@ std::optional<std::chrono::milliseconds> ProbeRunner::FileResults(
       // The probe worker was restarting (another run's crash killed it) and did not come back
       // within the wait, or its restarts stopped: the run never ran.
       spdlog::warn("probe {} skipped: {}: {}", name, result.error_reason, result.error_message);
-      if (skipped_ != nullptr) skipped_->Record(result);
+      store_.RecordSkipped(result);
       continue;
     }
     *bytes += result.bytes;

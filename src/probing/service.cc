@@ -207,7 +207,6 @@ void ProbingService::ApplyPlanLocked(const ProbingConfig& config,
     return planned.contains({kind, peer, rail});
   };
   results_.Retain(still_planned);
-  skipped_.Retain(still_planned);
   if (plan.empty()) return;
   const auto jobs = plan.size();
   schedule::SchedulerOptions schedule;
@@ -216,7 +215,7 @@ void ProbingService::ApplyPlanLocked(const ProbingConfig& config,
   schedule.seed = options_.seed + plans_applied_++;
   if (HasUcxProbes(config)) wiring_->StartWorker(options_.stop_requested);
   auto runner = std::make_unique<ProbeRunner>(std::move(plan), schedule, wiring_->Context(),
-                                              wiring_->Probes(), results_, clock_, &skipped_);
+                                              wiring_->Probes(), results_, clock_);
   if (std::string error; !runner->Start(&error)) throw ConfigError("probes: " + error);
   runner_ = std::move(runner);
   spdlog::info("scheduled {} probe job(s) over {} rail(s)", jobs, rails.size());

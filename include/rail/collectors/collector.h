@@ -19,7 +19,6 @@
 #include "rail/peer/responder.h"
 #include "rail/probe/result_store.h"
 #include "rail/probe/worker.h"
-#include "rail/probing/skipped_runs.h"
 #include "rail/sysfs/filesystem.h"
 #include "rail/sysfs/read_errors.h"
 
@@ -42,7 +41,7 @@ struct Sources {
   // The probe worker's state; empty function or nullopt when no worker runs.
   std::function<std::optional<probe::WorkerStatus>()> probe_worker;
   // Probe runs skipped because the probe worker could not run them; empty function: none.
-  std::function<std::map<probing::SkippedKey, std::uint64_t>()> probe_skipped;
+  std::function<std::map<probe::SkippedKey, std::uint64_t>()> probe_skipped;
   // The fleet's discovery and plan; empty function or nullopt without a fleet section.
   std::function<std::optional<fleet::FleetStatus>()> fleet;
   // Whether responder.secret_file could be loaded; nullopt when none is configured.

@@ -58,6 +58,16 @@ struct BusyKey {
   auto operator<=>(const BusyKey&) const = default;
 };
 
+// Runs skipped because the probe worker could not run them (IsSkipped, skipped.h): by kind, peer,
+// rail and reason (rail_probe_skipped_total).
+struct SkippedKey {
+  std::string kind;
+  std::string peer;
+  std::string rail;    // as in SeriesKey
+  std::string reason;  // kWorkerRestartingReason, kCrashLoopReason
+  auto operator<=>(const SkippedKey&) const = default;
+};
+
 class ResultStore {
  public:
   // Results are current by the clock's wall time: finished_at stamps are wall-clock times.
@@ -75,8 +85,12 @@ class ResultStore {
   void RecordBusy(const ProbeResult& result);
   std::map<BusyKey, std::uint64_t> BusyCounts() const;
 
-  // Withdraws every series, and busy count, whose key `keep` refuses: counters included, so that
-  // a fleet plan rotating to other peers does not grow the exposition with every epoch.
+  // Counts a run the probe worker could not run (IsSkipped): like busy, no run of its series.
+  void RecordSkipped(const ProbeResult& result);
+  std::map<SkippedKey, std::uint64_t> SkippedCounts() const;
+
+  // Withdraws every series, busy and skipped count, whose key `keep` refuses: counters included, so
+  // that a fleet plan rotating to other peers does not grow the exposition with every epoch.
   void Retain(const std::function<bool(const std::string& kind, const std::string& peer,
                                        const std::string& rail)>& keep);
   std::size_t SeriesCount() const;
@@ -93,6 +107,7 @@ class ResultStore {
   mutable std::mutex mutex_;
   std::map<SeriesKey, SeriesState> series_;
   std::map<BusyKey, std::uint64_t> busy_;
+  std::map<SkippedKey, std::uint64_t> skipped_;
 };
 
 }  // namespace rail::probe

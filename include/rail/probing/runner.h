@@ -20,7 +20,6 @@
 #include "rail/probe/probe.h"
 #include "rail/probe/result_store.h"
 #include "rail/probing/plan.h"
-#include "rail/probing/skipped_runs.h"
 #include "rail/schedule/scheduler.h"
 
 namespace rail::probing {
@@ -30,7 +29,7 @@ class ProbeRunner {
   // options.seed draws the jitter: the owner's seed, so that a test repeats a schedule.
   ProbeRunner(std::vector<PlannedProbe> plan, schedule::SchedulerOptions options,
               probe::ProbeContext context, probe::ProbeMaker make_probe, probe::ResultStore& store,
-              const base::Clock& clock, SkippedRuns* skipped = nullptr);
+              const base::Clock& clock);
   ~ProbeRunner();  // Stop()
   ProbeRunner(const ProbeRunner&) = delete;
   ProbeRunner& operator=(const ProbeRunner&) = delete;
@@ -72,7 +71,6 @@ class ProbeRunner {
   const probe::ProbeMaker make_probe_;
   probe::ResultStore& store_;
   const base::Clock& clock_;
-  SkippedRuns* const skipped_;  // may be null: skipped runs are then only logged
   std::unique_ptr<schedule::Scheduler> scheduler_;
   std::atomic<bool> cancel_{false};
 

@@ -25,7 +25,6 @@
 #include "rail/probe/result_store.h"
 #include "rail/probe/worker.h"
 #include "rail/probing/config.h"
-#include "rail/probing/skipped_runs.h"
 #include "rail/probing/wiring.h"
 #include "rail/sysfs/filesystem.h"
 
@@ -85,7 +84,6 @@ class ProbingService {
   std::optional<fleet::FleetStatus> FleetState() const;
   std::optional<bool> PeerSecretLoaded() const { return peer_secret_loaded_; }
   // Probe runs skipped because the probe worker could not run them, by kind, peer, rail, reason.
-  std::map<SkippedKey, std::uint64_t> SkippedRunCounts() const { return skipped_.Counts(); }
   std::uint16_t ResponderPort() const;  // 0 when no responder runs
   // The UCX of the probe worker (the handshake's and build_info's), kUnknownUcxVersion when none
   // can tell.
@@ -118,7 +116,6 @@ class ProbingService {
   mutable std::mutex plan_mutex_;
   ProbingConfig config_;
   std::unique_ptr<ProbeWiring> wiring_;  // when anything probes or responds; owns the worker
-  SkippedRuns skipped_;                  // across the runners reloads replace; outlives each runner
   std::unique_ptr<ProbeRunner> runner_;
   std::uint64_t plans_applied_ = 0;
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "rail/collectors/collector_set.h"
+#include "rail/probe/skipped.h"
 #include "support/fake_filesystem.h"
 #include "support/scrape.h"
 
@@ -24,16 +25,16 @@ probe::ProbeResult Skipped(const char* reason, const std::string& rail) {
 TEST(ProbeWorkerCollectorTest, SkippedRunsAreCountedByReasonWithoutAWorkerStatus) {
   test::FakeFilesystem sys;
   test::FakeFilesystem proc;
-  probing::SkippedRuns skipped;
+  probe::ResultStore skipped;
   Sources sources;
   sources.inventory.sys = &sys;
   sources.inventory.proc = &proc;
-  sources.probe_skipped = [&skipped] { return skipped.Counts(); };
+  sources.probe_skipped = [&skipped] { return skipped.SkippedCounts(); };
   CollectorSet set(sources, std::vector<std::string>{"probe_worker"});
   EXPECT_EQ(SampleCount(set.Collect(), "rail_probe_skipped_total"), 0u);  // none yet: absent
-  skipped.Record(Skipped(probe::kWorkerRestartingReason, "rail1"));
-  skipped.Record(Skipped(probe::kWorkerRestartingReason, "rail1"));
-  skipped.Record(Skipped(probe::kCrashLoopReason, "rail0"));
+  skipped.RecordSkipped(Skipped(probe::kWorkerRestartingReason, "rail1"));
+  skipped.RecordSkipped(Skipped(probe::kWorkerRestartingReason, "rail1"));
+  skipped.RecordSkipped(Skipped(probe::kCrashLoopReason, "rail0"));
   const auto families = set.Collect();
   EXPECT_EQ(SampleCount(families, "rail_probe_skipped_total"), 2u);
   EXPECT_EQ(Sample(families, "rail_probe_skipped_total",

@@ -10,6 +10,7 @@
 #include <mutex>
 #include <thread>
 
+#include "rail/probe/skipped.h"
 #include "support/fake_clock.h"
 
 namespace rail::probing {
@@ -73,7 +74,7 @@ class RunnerTest : public ::testing::Test {
         [this, script](probe::ProbeKind) {
           return std::make_unique<ScriptedProbe>(script, &runs, &mutex);
         },
-        store, clock, &skipped);
+        store, clock);
     std::string error;
     EXPECT_TRUE(runner->Prepare(&error)) << error;
     return runner;
@@ -94,7 +95,6 @@ class RunnerTest : public ::testing::Test {
 
   test::FakeClock clock;
   probe::ResultStore store{clock};
-  SkippedRuns skipped;
   std::mutex mutex;
   int runs = 0;
 };
@@ -192,7 +192,7 @@ TEST_F(RunnerTest, ARunSkippedForARestartingWorkerIsNoRunAndIsCountedApart) {
     return calls++ == 0 ? Skipped(probe::kWorkerRestartingReason) : Success();
   });
   Drive(*runner, seconds(13));  // first turns within 1 s, the next 9-11 s later
-  const auto counts = skipped.Counts();
+  const auto counts = store.SkippedCounts();
   ASSERT_EQ(counts.size(), 1u);
   const auto& [key, count] = *counts.begin();
   EXPECT_EQ(key.kind, "tcp_rtt");
@@ -217,8 +217,8 @@ TEST_F(RunnerTest, ACrashLoopSkipsTheRunWithoutTryingItsOtherSizes) {
   Drive(*runner, seconds(2));
   EXPECT_EQ(Runs(), 1);
   EXPECT_TRUE(store.Snapshot().empty());
-  ASSERT_EQ(skipped.Counts().size(), 1u);
-  EXPECT_EQ(skipped.Counts().begin()->first.reason, probe::kCrashLoopReason);
+  ASSERT_EQ(store.SkippedCounts().size(), 1u);
+  EXPECT_EQ(store.SkippedCounts().begin()->first.reason, probe::kCrashLoopReason);
 }
 
 // Stop cancels the run in flight (the probe sees context.cancel) and files nothing for it: a run
