@@ -301,8 +301,13 @@ class KubernetesSource final : public Source {
     curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, nullptr);  // the buffer is about to go
     curl_easy_setopt(curl, CURLOPT_HTTPHEADER, nullptr);
     if (code != CURLE_OK) {
-      *error = OneLine("GET " + config_.api_server + ": " +
-                       (curl_error[0] != '\0' ? curl_error : curl_easy_strerror(code)));
+      std::string reason = curl_error[0] != '\0' ? curl_error : curl_easy_strerror(code);
+      // curl words a timeout by the stage it hit ("SSL connection timeout", "Operation timed
+      // out ..."); the user needs to know it was ours, and after how long.
+      if (code == CURLE_OPERATION_TIMEDOUT) {
+        reason = "timed out after " + std::to_string(timeout.count()) + " ms (" + reason + ")";
+      }
+      *error = OneLine("GET " + config_.api_server + ": " + reason);
       return false;
     }
     curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &response->status);
