@@ -10,7 +10,7 @@ finds its peers through a file_sd file (fleet discovery, both responders listed)
 by the fleet plan (tcp_rtt, ucx_rtt every second). Six clients scrape host a's /metrics and /
 over its management link all the time.
 
-test_stops: STOPS times (RAIL_STOP_CYCLES, default 50), host a's agent is started and sent
+test_stops: STOPS times (RAIL_STOP_CYCLES, default 30), host a's agent is started and sent
 SIGTERM at a random moment (0 to 4 s, RAIL_STOP_LATEST_SECONDS, after its own binary started: during the start, with the
 worker coming up, and while serving, with probes and sessions in flight); the seed is printed and can be given
 back with RAIL_STOP_SEED. Each stop must end with exit status 0 within STOP_BOUND seconds (the
@@ -47,7 +47,7 @@ from lab import find, running
 
 PREFIX = os.environ.get("RAIL_LAB_PREFIX", "rllife")
 MGMT_NET = os.environ.get("RAIL_LAB_MGMT_NET", "10.213.0")
-STOPS = int(os.environ.get("RAIL_STOP_CYCLES", "50"))
+STOPS = int(os.environ.get("RAIL_STOP_CYCLES", "30"))
 SEED = int(os.environ.get("RAIL_STOP_SEED", str(random.SystemRandom().randrange(1 << 31))))
 STOP_BOUND = 15.0  # seconds from SIGTERM to exit (docs/deploy.md)
 # Seconds after the start at which the last SIGTERM may come (RAIL_STOP_LATEST_SECONDS): a
