@@ -6,8 +6,8 @@ otherwise, and fails instead when RAIL_REQUIRE_RDMA_LAB=1. The guests boot once 
 of this file (tests/rdma/rdma_lab.py); host b runs a responder-only agent, host a an agent that
 probes host b with every probe kind over both rails. The tests run in order:
 
-1. inventory: host a's /metrics against the guest's own `ibv_devinfo -v`, `rdma link`,
-   `rdma dev`, `ip` and sysfs read with cat and ls;
+1. inventory (inventory_checks.py): host a's /metrics against the guest's own `ibv_devinfo -v`,
+   `rdma link`, `rdma dev`, `ip` and sysfs read with the shell's read and globs;
 2. probes: every scheduled kind succeeds on every rail; each UCX kind's
    rail_probe_transport_info names rc_verbs or ud_verbs on that rail's rxe device, never tcp;
 3. doctor in host a, with the peer;
@@ -15,8 +15,9 @@ probes host b with every probe kind over both rails. The tests run in order:
    ibv_reg_dmabuf_mr call of our own (Python ctypes on libibverbs);
 5. the initiator (and its worker) killed during a put run: host b's agent keeps serving, its
    worker is up and a new run succeeds;
-6. reference tools: ib_write_bw, ucx_perftest ucp_put_bw and our ucx_throughput, alternating,
-   the medians' ratios printed (never asserted: the guests are emulated);
+6. reference tools (reference_tools.py): ib_write_bw, ucx_perftest ucp_put_bw and our
+   ucx_throughput, alternating, the medians' ratios printed (never asserted: the guests are
+   emulated);
 7.-8. faults of one rail (rail_faults.py): a rail throttled to 10 Mbit/s, the probe worker killed
    with a run queued on the other rail;
 9. the quirk handling off: both agents restarted without ucx_device_quirk_workaround and without
@@ -28,30 +29,27 @@ Every scrape of an agent (assert_verdicts) checks every rail_check_ok series aga
 Without UCX_UD_VERBS_ETH_DGID_CHECK=n UCX 1.13's UD wire-up times out over rxe's IPv4 RoCE v2 GID
 and every UCX probe aborts its worker (issue 22, item 1). Tests 1 to 6 give the agents
 `ucx_device_quirk_workaround: true` (their workers get the setting, nothing else does) and no
-UCX setting of their own, and ucx_device_quirk fails on every rail throughout; test 7 shows what
+UCX setting of their own, and ucx_device_quirk fails on every rail throughout; test 9 shows what
 happens without it.
 """
 
 import argparse
 import errno
-import ipaddress
 import json
 import os
 import re
-import statistics
 import sys
 import time
 import unittest
 
+import inventory_checks
 import rail_faults
 import rdma_lab
-from rdma_lab import find, series, DEVICE, NETDEV, RAILS
+import reference_tools
+from rdma_lab import find, series, DEVICE, RAILS
 
 BINARY = None  # the build's rail_exporter and probe worker (main() sets them)
 WORKER = None
-# The UCX setting rxe needs with UCX 1.13 (see the docstring): what a UCX application of our own
-# (ucx_perftest) gets. The agents never do: their own workaround has to do it.
-UCX_APPLICATION_ENV = {"UCX_UD_VERBS_ETH_DGID_CHECK": "n"}
 QUIRK_SETTINGS = ("UCX_UD_VERBS_ETH_DGID_CHECK=n", "UCX_IB_GID_INDEX=0")
 # Test 7: one UCX series (ucx_rtt over rail0, 8 B), often, so that it fails
 # health.probe_failing_runs (3) runs in a row before the worker's crash loop (5 deaths in a row
@@ -68,9 +66,7 @@ PEER_B = rdma_lab.peer_address("b")
 SCHEDULE_TIMEOUT = 480  # seconds for every scheduled probe of host a to have a result
 PROBE_TIMEOUT = 120  # seconds for one `rail_exporter probe` run in a guest
 KILLS = 3  # initiators killed during a put run
-ROUNDS = 3  # alternating rounds of the reference tools and our probe
 MESSAGE_SIZE = 65536  # bytes per message of every throughput figure compared
-ITERATIONS = 150  # messages of each reference tool's run (~10 MB: seconds at rxe's emulated rate)
 # The line-rate fraction probe_throughput uses here: the emulated rails move a few MB/s against
 # a port rate of 100 Gb/s (12.5 GB/s), ~0.05%; 0.00001 (125 kB/s) still fails a rail that moves
 # next to nothing. The sibling fraction is lowered too: under TCG the two rails' figures
@@ -143,11 +139,6 @@ VERDICTS = {
     "ucx_device_quirk": {"per": "rail", "value": 0},
 }
 
-# IB speed names by the code ibv_devinfo prints in parentheses after active_speed.
-SPEED_NAMES = {1: "SDR", 2: "DDR", 4: "QDR", 8: "FDR10", 16: "FDR", 32: "EDR", 64: "HDR",
-               128: "NDR", 256: "XDR"}
-
-
 def agent_config(host, peers=True, workaround=True, probes=PROBES):
     text = "ucx_device_quirk_workaround: %s\n" % ("true" if workaround else "false")
     text += "rails:\n" + "".join(
@@ -166,8 +157,9 @@ def agent_config(host, peers=True, workaround=True, probes=PROBES):
     return text
 
 
-class RdmaLabTest(rdma_lab.RdmaLabTestCase, rail_faults.RailFaultTests):
-    # What rail_faults' tests take from this file.
+class RdmaLabTest(rdma_lab.RdmaLabTestCase, inventory_checks.InventoryTests,
+                  reference_tools.ReferenceToolTests, rail_faults.RailFaultTests):
+    # What the mixed-in tests take from this file.
     line_rate_fraction = LINE_RATE_FRACTION
     message_size = MESSAGE_SIZE
     window = WINDOW
@@ -242,144 +234,6 @@ class RdmaLabTest(rdma_lab.RdmaLabTestCase, rail_faults.RailFaultTests):
             self.assertEqual(seen.get(check), {(rail, "") for rail in RAILS},
                              "host %s: check %s must have one verdict per rail" % (host, check))
         return seen
-
-    # -- 1. inventory ------------------------------------------------------------------------
-
-    def guest_inventory(self, host):
-        """The guest's own reading of its RDMA devices and netdevs, by shell tools."""
-        # Shell builtins where they do (read, printf, globs): every process costs a third of a
-        # second in a TCG guest.
-        command = (
-            "for d in rxe0 rxe1; do echo \"=== ibv_devinfo $d\"; ibv_devinfo -v -d $d; "
-            "P=/sys/class/infiniband/$d; echo \"=== sysfs $d\"; "
-            "for f in fw_ver node_guid sys_image_guid node_type hca_type board_id; do "
-            "v=; [ -e $P/$f ] && read -r v < $P/$f; printf '%s=%s\\n' $f \"$v\"; done; "
-            "printf 'port_files='; for f in $P/ports/1/*; do printf '%s ' ${f##*/}; done; echo; "
-            "printf 'hw_counters='; for f in $P/ports/1/hw_counters/*; do printf '%s ' ${f##*/}; "
-            "done; echo; done; "
-            "echo '=== rdma link'; rdma -j link show; echo; echo '=== rdma dev'; rdma -j dev show; "
-            "echo; echo '=== ip'; ip -j addr show; echo; echo '=== netdev'; "
-            "for n in eth0 eth1; do read -r speed < /sys/class/net/$n/speed; "
-            "read -r mtu < /sys/class/net/$n/mtu; echo \"$n $speed $mtu\"; done; echo '=== end'")
-        text = self.lab.run(host, command).stdout
-        sections = dict(re.findall(r"^=== ([^\n]+)\n(.*?)(?=^=== )", text, re.S | re.M))
-        inventory = {"devices": {}, "links": json.loads(sections["rdma link"]),
-                     "devs": json.loads(sections["rdma dev"]), "ip": json.loads(sections["ip"]),
-                     "netdevs": {}}
-        for line in sections["netdev"].splitlines():
-            name, speed, mtu = line.split()
-            inventory["netdevs"][name] = {"speed_mbps": int(speed), "mtu": int(mtu)}
-        for device in DEVICE.values():
-            devinfo = sections["ibv_devinfo " + device]
-            fields = {}
-            for key, value in re.findall(r"^\s*(\w+):\s*(.*?)\s*$", devinfo, re.M):
-                fields.setdefault(key, value)
-            gids = [(int(index), address, kind) for index, address, kind in
-                    re.findall(r"GID\[\s*(\d+)\]:\s*([0-9a-fA-F:.]+),\s*(.+?)\s*$", devinfo,
-                               re.M)]
-            sysfs = dict(line.split("=", 1) for line in
-                         sections["sysfs " + device].splitlines() if "=" in line)
-            inventory["devices"][device] = {"ibv": fields, "gids": gids, "sysfs": sysfs}
-        return inventory
-
-    def test_1_inventory_matches_the_guests_own_tools(self):
-        for host in rdma_lab.HOSTS:
-            with self.subTest(host=host):
-                self.check_inventory(host)
-
-    def check_inventory(self, host):
-        guest = self.guest_inventory(host)
-        samples = self.scrape(host)
-        links = {link["ifname"]: link for link in guest["links"]}
-        devs = {dev["ifname"]: dev for dev in guest["devs"]}
-        addresses = {entry["ifname"]: [a["local"] for a in entry.get("addr_info", [])
-                                       if a["family"] == "inet"] for entry in guest["ip"]}
-        self.assertEqual(find(samples, "rail_exporter_rdma_devices"), [float(len(devs))])
-        for rail in RAILS:
-            device, netdev = DEVICE[rail], NETDEV[rail]
-            reading = guest["devices"][device]
-            ibv, sysfs = reading["ibv"], reading["sysfs"]
-            port = {"device": device, "port": "1"}
-            # The device.
-            info = series([s for s in samples if s[1].get("device") == device],
-                          "rail_infiniband_device_info")
-            self.assertEqual(len(info), 1, "%s: %s" % (device, info))
-            labels = info[0][0]
-            self.assertEqual(labels["node_guid"], ibv["node_guid"])
-            self.assertEqual(labels["node_guid"], devs[device]["node_guid"])
-            self.assertEqual(labels["sys_image_guid"], ibv["sys_image_guid"])
-            self.assertEqual(labels["fw_ver"], sysfs["fw_ver"])
-            self.assertEqual(labels["hca_type"], sysfs["hca_type"])
-            self.assertEqual(labels["board_id"], sysfs["board_id"])
-            self.assertEqual(devs[device]["node_type"], "ca")
-            self.assertEqual(labels["node_type"], sysfs["node_type"])
-            # The port: state, physical state, link layer, width and speed, rate.
-            state = int(re.search(r"\((\d+)\)", ibv["state"]).group(1))
-            physical = int(re.search(r"\((\d+)\)", ibv["phys_state"]).group(1))
-            self.assertEqual(links[device]["state"], "ACTIVE")
-            self.assertEqual(find(samples, "rail_port_state_id", **port), [float(state)])
-            self.assertEqual(find(samples, "rail_port_physical_state_id", **port),
-                             [float(physical)])
-            self.assertEqual(find(samples, "rail_port_active", **port),
-                             [1.0 if (state, physical) == (4, 5) else 0.0])
-            lanes = int(re.match(r"(\d+)X", ibv["active_width"]).group(1))
-            speed = re.match(r"([\d.]+) Gbps \((\d+)\)", ibv["active_speed"])
-            port_info = series([s for s in samples if s[1].get("device") == device],
-                               "rail_port_info")
-            self.assertEqual(len(port_info), 1, port_info)
-            labels = port_info[0][0]
-            self.assertEqual(labels["link_layer"], ibv["link_layer"])
-            self.assertEqual(labels["width"], "%dX" % lanes)
-            self.assertEqual(labels["speed"], SPEED_NAMES[int(speed.group(2))])
-            # No PMA on rxe: the port's bytes are its netdev's (ip -s link reads the same file).
-            self.assertEqual(find(samples, "rail_port_bytes_source_info", source="netdev_statistics",
-                                  netdev=links[device]["netdev"], **port), [1.0])
-            self.assertEqual(labels["lid"], str(int(ibv["port_lid"], 0)))
-            self.assertEqual(labels["sm_lid"], str(int(ibv["sm_lid"], 0)))
-            self.assertEqual(find(samples, "rail_port_rate_bytes_per_second", **port),
-                             [lanes * float(speed.group(1)) * 1e9 / 8])
-            # The GID table: every entry ibv_devinfo lists, its type, netdev and IPv4 address.
-            expected_gids = set()
-            for index, address, kind in reading["gids"]:
-                ip = ipaddress.IPv6Address(address)
-                ipv4 = str(ip.ipv4_mapped) if ip.ipv4_mapped else ""
-                expected_gids.add((str(index), ":".join(re.findall("....", ip.exploded.replace(
-                    ":", ""))), kind, links[device]["netdev"], ipv4))
-            agent_gids = {(labels["index"], labels["gid"], labels["type"], labels["netdev"],
-                           labels["ipv4"])
-                          for labels, _ in series(samples, "rail_gid_info")
-                          if labels["device"] == device}
-            self.assertEqual(agent_gids, expected_gids)
-            self.assertEqual(find(samples, "rail_gid_entries", **port),
-                             [float(len(expected_gids))])
-            # The rail: its device, netdev (rdma link), address (ip).
-            rail_info = [labels for labels, _ in series(samples, "rail_info")
-                         if labels["rail"] == rail]
-            self.assertEqual(len(rail_info), 1, rail_info)
-            self.assertEqual(rail_info[0]["device"], device)
-            self.assertEqual(rail_info[0]["netdev"], links[device]["netdev"])
-            self.assertEqual(rail_info[0]["netdev"], netdev)
-            self.assertEqual([rail_info[0]["ipv4"]], addresses[netdev])
-            self.assertEqual(rail_info[0]["ipv4"], rdma_lab.rail_address(host, rail))
-            self.assertEqual(rail_info[0]["link_layer"], ibv["link_layer"])
-            self.assertEqual(rail_info[0]["transport"], "rdma")
-            # The netdev: MTU and speed (sysfs, Mb/s).
-            self.assertEqual(find(samples, "rail_netdev_mtu_bytes", netdev=netdev),
-                             [float(guest["netdevs"][netdev]["mtu"])])
-            self.assertEqual(find(samples, "rail_netdev_speed_bytes_per_second", netdev=netdev),
-                             [guest["netdevs"][netdev]["speed_mbps"] * 1e6 / 8])
-            # Every file of hw_counters/ is published as a counter, but lifespan: rxe's refresh
-            # interval of the others (ms), not a count of anything.
-            files = set(sysfs["hw_counters"].split())
-            published = {labels["counter"] for labels, _ in
-                         series(samples, "rail_port_hw_events_total")
-                         if labels.get("device") == device}
-            self.assertIn("lifespan", files)
-            self.assertEqual(published, files - {"lifespan"})
-        print("host %s: inventory of rxe0, rxe1 agrees with ibv_devinfo -v, rdma link/dev, ip "
-              "and sysfs; port_files of rxe0: %s" % (
-                  host, guest["devices"]["rxe0"]["sysfs"]["port_files"]))
-
 
     # -- 2. every probe kind over rxe ------------------------------------------------------
 
@@ -558,63 +412,6 @@ class RdmaLabTest(rdma_lab.RdmaLabTestCase, rail_faults.RailFaultTests):
                               timeout=PROBE_TIMEOUT, check=False)
         return self.parse_probe(result.stdout)
 
-    # -- 6. reference tools ------------------------------------------------------------------
-
-    def reference_run(self, server, client, parse, attempts=3):
-        """Starts server in host b, runs client in host a (retrying until the server listens):
-        the figure parse() finds in the client's output, bytes per second, or None when
-        `attempts` runs gave none (perftest's clock calibration fails now and then under TCG,
-        "Correlation coefficient r^2 < 0.9", and it then reports 0 MB/s)."""
-        for _ in range(attempts):
-            self.lab.start("b", "reference-server", ["timeout", "90"] + server)
-            output = self.lab.run(
-                "a", "for i in $(seq 1 20); do out=$(timeout 60 %s 2>&1) && break; sleep 1; "
-                "done; echo \"$out\"" % " ".join(client), timeout=PROBE_TIMEOUT).stdout
-            server_pid = self.lab.pid("reference-server")
-            self.lab.run("b", "for i in $(seq 1 20); do kill -0 %d 2>/dev/null || exit 0; "
-                         "sleep 1; done; kill %d" % (server_pid, server_pid), check=False)
-            figure = parse(output)
-            if figure:
-                return figure
-            print("no figure from `%s`:\n%s" % (" ".join(client), output[-600:]))
-        return None
-
-    def test_6_ratios_to_reference_tools(self):
-        # Host a's agent stops, so that no scheduled probe runs beside the reference tools.
-        self.scrape("a")
-        self.lab.run("a", "kill %d" % self.lab.pid("agent-a"))
-        device = DEVICE["rail0"]
-        address = rdma_lab.rail_address("b", "rail0")
-        gid = "1"  # rxe's RoCE v2 GID of the IPv4 address (checked by roce_gid and test 1)
-        perftest = ["ib_write_bw", "-F", "-d", device, "-x", gid, "-s", str(MESSAGE_SIZE),
-                    "-n", str(ITERATIONS)]
-        ucx = ["env", "UCX_NET_DEVICES=%s:1" % device] + [
-            "%s=%s" % item for item in UCX_APPLICATION_ENV.items()] + ["ucx_perftest"]
-        mib = 1024 * 1024
-        figures = {"ib_write_bw": [], "ucx_perftest": [], "rail_exporter": []}
-        for _ in range(ROUNDS):
-            figures["ib_write_bw"].append(self.reference_run(
-                perftest, perftest + [address], lambda out: _perftest_bandwidth(out, mib)))
-            figures["ucx_perftest"].append(self.reference_run(
-                ucx, ucx + [address, "-t", "ucp_put_bw", "-s", str(MESSAGE_SIZE), "-n",
-                            str(ITERATIONS)], lambda out: _ucx_perftest_bandwidth(out, mib)))
-            runs = self.probe("ucx_throughput", "rail0")
-            self.assertTrue(runs and runs[0]["success"], runs)
-            figures["rail_exporter"].append(runs[0]["throughput_bytes_per_second"])
-        medians = {tool: statistics.median([v for v in values if v]) if any(values) else None
-                   for tool, values in figures.items()}
-        print("rail0, %d B messages, %d alternating rounds (bytes/s; None: the tool gave no "
-              "figure): %s" % (MESSAGE_SIZE, ROUNDS, {
-                  tool: [round(v) if v else None for v in values]
-                  for tool, values in figures.items()}))
-        for tool in ("ib_write_bw", "ucx_perftest"):
-            if medians[tool]:
-                print("ratio of our ucx_throughput put to %s: %.2f (medians; reported, not "
-                      "asserted)" % (tool, medians["rail_exporter"] / medians[tool]))
-            else:
-                print("no ratio to %s: it gave no figure in %d rounds" % (tool, ROUNDS))
-        self.scrape("b")
-
     # -- 9. without the workaround -----------------------------------------------------------
 
     def environments(self, host):
@@ -670,18 +467,6 @@ class RdmaLabTest(rdma_lab.RdmaLabTestCase, rail_faults.RailFaultTests):
         for check in ("transport_fallback", "probe_throughput"):
             self.assertEqual(find(state["samples"], "rail_check_ok", check=check, rail="rail0",
                                   peer="b"), [], check)
-
-
-def _perftest_bandwidth(output, unit):
-    """ib_write_bw's BW average (MB/sec, MB = 2^20 bytes) in bytes per second."""
-    match = re.search(r"^\s*\d+\s+\d+\s+[\d.]+\s+([\d.]+)\s+[\d.]+\s*$", output, re.M)
-    return float(match.group(1)) * unit if match and float(match.group(1)) > 0 else None
-
-
-def _ucx_perftest_bandwidth(output, unit):
-    """ucx_perftest's overall bandwidth of its Final line (MB/s, MB = 2^20 bytes)."""
-    match = re.search(r"^Final:\s+(\S+\s+){5}([\d.]+)", output, re.M)
-    return float(match.group(2)) * unit if match and float(match.group(2)) > 0 else None
 
 
 # Tries a dma-buf MR registration on every RDMA device (fd -1, 4 KiB, local write) and prints
