@@ -200,7 +200,6 @@ void Agent::StartCollectors() {
   sources.health.capabilities = [probing] { return probing->WorkerCapabilities(); };
   sources.fleet = [probing] { return probing->FleetState(); };
   sources.probe_worker = [probing] { return probing->WorkerState(); };
-  sources.probe_skipped = [results = results_.get()] { return results->SkippedCounts(); };
   sources.peer_secret_loaded = probing->PeerSecretLoaded();
   sources.config_reload = [this] { return LastReload(); };
   health_log_ = std::make_unique<health::HealthLog>();

@@ -54,13 +54,14 @@ class ProbeWorkerCollector final : public Collector {
  private:
   // Runs that never ran: neither runs nor errors of their series (rail_probe_runs_total).
   static void CollectSkipped(Scrape& snapshot, std::vector<prometheus::MetricFamily>& out) {
-    if (!snapshot.sources().probe_skipped) return;
+    const probe::ResultStore* store = snapshot.results();
+    if (store == nullptr) return;
     auto skipped = detail::Counter(
         "rail_probe_skipped_total",
         "Probe runs skipped because the probe worker could not run them: worker_restarting (it "
         "did not come back from a restart within the wait), crash_loop (its restarts stopped). "
         "Not runs of their series: nothing was measured.");
-    for (const auto& [key, count] : snapshot.sources().probe_skipped()) {
+    for (const auto& [key, count] : store->SkippedCounts()) {
       skipped.Add(
           {{"kind", key.kind}, {"peer", key.peer}, {"rail", key.rail}, {"reason", key.reason}},
           static_cast<double>(count));

@@ -6,7 +6,6 @@
 
 #include <chrono>
 #include <functional>
-#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -40,8 +39,6 @@ struct Sources {
   health::HealthLog* health_log = nullptr;  // when set, the health collector logs changes here
   // The probe worker's state; empty function or nullopt when no worker runs.
   std::function<std::optional<probe::WorkerStatus>()> probe_worker;
-  // Probe runs skipped because the probe worker could not run them; empty function: none.
-  std::function<std::map<probe::SkippedKey, std::uint64_t>()> probe_skipped;
   // The fleet's discovery and plan; empty function or nullopt without a fleet section.
   std::function<std::optional<fleet::FleetStatus>()> fleet;
   // Whether responder.secret_file could be loaded; nullopt when none is configured.

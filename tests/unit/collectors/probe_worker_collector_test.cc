@@ -29,7 +29,7 @@ TEST(ProbeWorkerCollectorTest, SkippedRunsAreCountedByReasonWithoutAWorkerStatus
   Sources sources;
   sources.inventory.sys = &sys;
   sources.inventory.proc = &proc;
-  sources.probe_skipped = [&skipped] { return skipped.SkippedCounts(); };
+  sources.health.results = &skipped;
   CollectorSet set(sources, std::vector<std::string>{"probe_worker"});
   EXPECT_EQ(SampleCount(set.Collect(), "rail_probe_skipped_total"), 0u);  // none yet: absent
   skipped.RecordSkipped(Skipped(probe::kWorkerRestartingReason, "rail1"));
