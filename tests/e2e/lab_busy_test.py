@@ -4,7 +4,7 @@
 Host b runs one responder agent; host a runs three agents (responders on ports of their own),
 each probing b over both rails with tcp_throughput and ucx_throughput on short intervals, so that
 their bulk runs really collide, and with short tcp_rtt and ucx_rtt runs. For RAIL_LAB_BUSY_SECONDS (default
-160: four rounds of the 40 s bulk jobs) every agent is scraped every few seconds. What it shows:
+120: three rounds of the 40 s bulk jobs) every agent is scraped every few seconds. What it shows:
 
 * the responder admits one bulk run at a time (bulk_concurrency: host, the default): its count
   of overlapping bulk transfers (rail_responder_bulk_overlaps_total) is 0, and it served bulk
@@ -28,7 +28,7 @@ import lab
 from lab import find
 
 PREFIX = os.environ.get("RAIL_LAB_PREFIX", "rlbusy")
-DURATION = float(os.environ.get("RAIL_LAB_BUSY_SECONDS", "160"))
+DURATION = float(os.environ.get("RAIL_LAB_BUSY_SECONDS", "120"))
 POLL = 5.0  # seconds between scrapes of every agent
 INITIATORS = ("a1", "a2", "a3")
 INITIATOR_PORTS = {"a1": 9851, "a2": 9852, "a3": 9853}  # their own responders, in host a
