@@ -9,6 +9,7 @@
 
 #include "rail/probe/result_store.h"
 #include "rail/probe/skipped.h"
+#include "rail/probe/worker.h"
 
 namespace rail::probing {
 namespace {
@@ -142,6 +143,9 @@ PlannedProbe PlanJob(const ProbeConfig& entry, probe::ProbeKind kind, const Peer
   // Every size runs in turn, each bounded by the probe's timeout.
   const auto sizes = params.message_sizes_bytes.size();
   job.timeout = entry.timeout * static_cast<int>(sizes) + std::chrono::seconds(1);
+  // A UCX run that finds the probe worker restarting waits for it (its first size only, see
+  // RunProbeSizes), holding its rails meanwhile.
+  if (probe::NeedsUcx(kind)) job.start_allowance = probe::WorkerPolicy{}.max_restart_wait;
   job.expected_bytes = probe::IsBulk(kind) ? ExpectedBytes(entry, rails) * sizes : 0;
   return planned;
 }
@@ -214,10 +218,14 @@ std::size_t MaxFleetProbeSeries(const ProbingConfig& config,
 std::vector<probe::ProbeResult> RunProbeSizes(probe::Probe& probe, const probe::ProbeParams& params,
                                               const probe::ProbeContext& context) {
   std::vector<probe::ProbeResult> results;
+  probe::ProbeContext each = context;
   for (const auto size : params.message_sizes_bytes) {
     probe::ProbeParams one = params;
     one.message_sizes_bytes = {size};
-    auto result = probe.Run(one, context);
+    auto result = probe.Run(one, each);
+    // One wait for a restarting worker per run, as its scheduler allows (ProbeJob's
+    // start_allowance): a later size that finds no worker is skipped at once.
+    each.wait_for_worker = false;
     result.message_size_bytes = size;
     // The next sizes would be refused busy, or find no worker, alike.
     const bool not_run = probe::IsBusy(result) || probe::IsSkipped(result);

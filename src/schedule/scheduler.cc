@@ -51,6 +51,7 @@ std::optional<std::string> ValidateJobShape(const ProbeJob& job, const Budget& b
     return label + ": jitter_fraction must be in [0, 1)";
   }
   if (job.timeout <= Duration::zero()) return label + ": timeout must be positive";
+  if (job.start_allowance < Duration::zero()) return label + ": start_allowance is negative";
   if (job.load == ProbeLoad::kBulk && job.expected_bytes == 0) {
     return label + ": expected_bytes must be positive for a bulk probe (the byte budget needs it)";
   }
@@ -216,7 +217,7 @@ void Scheduler::StartJob(std::size_t index, TimePoint now) {
   JobState& state = jobs_[index];
   const ProbeJob& job = state.job;
   state.running = true;
-  state.deadline = now + job.timeout;
+  state.deadline = now + job.start_allowance + job.timeout;
   if (state.retry_at) {
     state.retry_at.reset();  // a retry keeps the regular run where it was
   } else {

@@ -31,6 +31,9 @@ struct ProbeContext {
   // Every rail of this host, so that bytes showing up on a rail the probe did not use are seen.
   std::vector<ProbeRail> all_rails;
   const std::atomic<bool>* cancel = nullptr;  // set on shutdown
+  // Whether a run that finds the probe worker restarting waits for it (within
+  // WorkerPolicy::max_restart_wait) rather than being skipped at once.
+  bool wait_for_worker = true;
 };
 
 class Probe {

@@ -157,12 +157,14 @@ class ProbeWorker {
   };
   // Sends `request` (an id is added) and waits for its reply until `timeout` (then the worker is
   // hung: killed). When `cancel` becomes true, `on_cancel` (with the same id) is sent once and
-  // the wait goes on. Thread-safe. With `wait_for_restart`, a call that finds no worker waits
-  // for a restart under way (WorkerPolicy::max_restart_wait) before it is sent, and ends that
-  // wait as soon as `cancel` becomes true (reason "cancelled").
+  // the wait goes on. Thread-safe. Without `restart_wait`, a call that finds no worker fails at
+  // once (worker_unavailable). With it (a probe run), such a call waits for a restart under way
+  // up to restart_wait (and WorkerPolicy::max_restart_wait; 0: not at all) before it is sent, is
+  // skipped (worker_restarting, crash_loop) when the worker is not back, and ends the wait as
+  // soon as `cancel` becomes true (reason "cancelled").
   Reply Call(nlohmann::json request, std::chrono::milliseconds timeout,
              const std::atomic<bool>* cancel = nullptr, nlohmann::json on_cancel = nullptr,
-             bool wait_for_restart = false);
+             std::optional<std::chrono::milliseconds> restart_wait = std::nullopt);
   // Sends without waiting; false when no worker runs. `generation` (when not 0) must still be the
   // running worker's, so that a message meant for a dead worker never reaches its successor.
   bool Send(nlohmann::json message, std::uint64_t generation = 0);

@@ -27,8 +27,10 @@
 //   each job's timeout as the longest a run can take and its shortest jittered interval. At run
 //   time the bytes of the last hour (actual bytes once a run finishes) gate each start as well,
 //   so a probe that moved more than it declared cannot push the agent over.
-// * Timeouts always end a run: Poll reports a run past its deadline as timed out and releases its
-//   rails; a late Finished for it is ignored.
+// * Timeouts always end a run: Poll reports a run past its deadline (its timeout and its start
+//   allowance after it started) as timed out and releases its rails; a late Finished for it is
+//   ignored. Until then its rails stay held, the wait for its start included, so that no other
+//   bulk run begins on them while it waits.
 #pragma once
 
 #include <cstdint>
@@ -63,8 +65,11 @@ struct ProbeJob {
   std::vector<std::string> rails;  // local rails used; a multi-rail probe lists them all
   ProbeLoad load = ProbeLoad::kLatency;
   Duration interval{};
-  double jitter_fraction = 0;        // in [0, 1)
-  Duration timeout{};                // longest a run may take
+  double jitter_fraction = 0;  // in [0, 1)
+  Duration timeout{};          // longest a run may take
+  // How long a run may wait, moving nothing, before it starts (for the probe worker to come back
+  // from a restart): added to the run's deadline, never to its share of the budget.
+  Duration start_allowance{};
   std::uint64_t expected_bytes = 0;  // bytes one run moves (both directions); > 0 for bulk jobs
 };
 

@@ -33,9 +33,11 @@ class RemoteProbe final : public Probe {
     // is the one that knows every run of the agent.
     const OwnRuns::Registration own_run(OwnRuns::Process(), RailNames(params.rails));
     const auto timeout = params.timeout + WorkerPolicy{}.call_grace;
-    ProbeWorker::Reply reply = worker_.Call({{"type", "run"}, {"params", worker::ToJson(params)}},
-                                            timeout, context.cancel, {{"type", "cancel"}},
-                                            /*wait_for_restart=*/true);
+    const std::chrono::milliseconds restart_wait =
+        context.wait_for_worker ? WorkerPolicy{}.max_restart_wait : std::chrono::milliseconds(0);
+    ProbeWorker::Reply reply =
+        worker_.Call({{"type", "run"}, {"params", worker::ToJson(params)}}, timeout, context.cancel,
+                     {{"type", "cancel"}}, restart_wait);
     if (!reply.ok) return Failed(params, reply.reason, reply.error);
     std::string error;
     auto result = worker::ResultFromJson(reply.message.value("result", nlohmann::json()), &error);

@@ -53,14 +53,15 @@ nlohmann::json ProbeWorker::Impl::InitMessage() const {
   return message;
 }
 
-bool ProbeWorker::Impl::AwaitHello(worker::Channel& pipe, pid_t worker_pid) {
+bool ProbeWorker::Impl::AwaitHello(worker::Channel& pipe) {
   std::string error;
   const auto hello = pipe.Receive(&error, static_cast<int>(options.policy.start_timeout.count()));
   if (!hello || hello->value("type", "") != "hello") {
     std::lock_guard lock(mutex);
-    status.detail = "the probe worker " + options.executable +
-                    " did not say hello: " + (hello ? "unexpected " + hello->dump() : error);
-    ::kill(worker_pid, SIGKILL);
+    if (!stopping) {  // else Stop ended the wait
+      status.detail = "the probe worker " + options.executable +
+                      " did not say hello: " + (hello ? "unexpected " + hello->dump() : error);
+    }
     return false;
   }
   std::lock_guard lock(mutex);
@@ -150,18 +151,25 @@ bool ProbeWorker::Impl::RunOnce() {
     status.pid = pid;
     status.state = WorkerState::kStarting;
     started_at = Clock::now();
-    kill_reason.clear();
+    kill_reason = stopping ? "stopped" : "";
     answered = false;
+    starting_channel = pipe;
+    // Stop came first and could not see this pipe: the wait for hello ends at once.
+    if (stopping) pipe->Shutdown();
   }
-  const bool up = pipe->Send(InitMessage()) && AwaitHello(*pipe, spawned.pid);
+  const bool up = pipe->Send(InitMessage()) && AwaitHello(*pipe);
   if (!up) {
+    // A worker that never said hello has nothing to end cleanly: no grace (Reap's) for it.
+    ::kill(spawned.pid, SIGKILL);
     std::lock_guard lock(mutex);
+    starting_channel.reset();
     if (kill_reason.empty()) kill_reason = "start_failed";  // however it ended before hello
   }
   if (up) {
     {
       std::lock_guard lock(mutex);
-      channel = pipe;
+      channel = pipe;  // in the same section as the reset: Stop always sees one of the two
+      starting_channel.reset();
       ++generation;
       status.state = WorkerState::kRunning;
       status.detail.clear();

@@ -30,7 +30,7 @@ struct ProbeWorker::Impl {
   void Supervise();
   // One worker's life, from spawn to reaped; false when it never came up.
   bool RunOnce();
-  bool AwaitHello(worker::Channel& channel, pid_t pid);
+  bool AwaitHello(worker::Channel& channel);
   void ReadReplies(worker::Channel& channel);
   // Waits for the worker's end, then ends its stderr relay: the calls still in flight fail
   // worker_crashed with the last fatal line it wrote.
@@ -41,10 +41,14 @@ struct ProbeWorker::Impl {
   void KillWorker(const std::string& reason);
   // The reply of a call that finds no worker (under mutex).
   Reply Unavailable() const;
-  // A probe run that finds no worker waits for the restart under way (WorkerPolicy::
-  // max_restart_wait) or until `cancel`: nullopt once a worker runs, else the reply that ends
-  // the call (skipped: worker_restarting, crash_loop; or cancelled, worker_unavailable).
+  // A probe run that finds no worker waits for the restart under way (up to `limit` and
+  // WorkerPolicy::max_restart_wait) or until `cancel`: nullopt once a worker runs, else the
+  // reply that ends the call (skipped: worker_restarting, crash_loop; or cancelled,
+  // worker_unavailable).
+  // The skip of a run whose worker did not come back within `waited` (under mutex).
+  Reply NotBack(std::chrono::steady_clock::duration waited, std::chrono::milliseconds limit) const;
   std::optional<Reply> AwaitRestart(std::unique_lock<std::mutex>& lock,
+                                    std::chrono::milliseconds limit,
                                     const std::atomic<bool>* cancel);
 
   WorkerOptions options;
@@ -55,6 +59,8 @@ struct ProbeWorker::Impl {
   bool stopping = false;
   WorkerStatus status;
   std::shared_ptr<worker::Channel> channel;  // the running worker's, nullptr when none
+  // The pipe of a worker that has not said hello yet, for Stop to end its wait.
+  std::shared_ptr<worker::Channel> starting_channel;
   pid_t pid = -1;
   // When the current worker was spawned, and when the back-off under way ends.
   std::chrono::steady_clock::time_point started_at = std::chrono::steady_clock::now();

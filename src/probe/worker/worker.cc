@@ -50,7 +50,8 @@ void ProbeWorker::Stop() {
     std::lock_guard lock(impl_->mutex);
     impl_->stopping = true;
     impl_->kill_reason = "stopped";
-    pipe = impl_->channel;
+    // A worker still starting is not waited for: its wait for hello ends with its pipe.
+    pipe = impl_->channel ? impl_->channel : impl_->starting_channel;
     impl_->changed.notify_all();
   }
   // The worker reads the end of its pipe, cancels its probes and exits; Reap kills it after a
@@ -86,10 +87,10 @@ bool ProbeWorker::Send(nlohmann::json message, std::uint64_t generation) {
 
 ProbeWorker::Reply ProbeWorker::Call(nlohmann::json request, std::chrono::milliseconds timeout,
                                      const std::atomic<bool>* cancel, nlohmann::json on_cancel,
-                                     bool wait_for_restart) {
+                                     std::optional<std::chrono::milliseconds> restart_wait) {
   std::unique_lock lock(impl_->mutex);
-  if (!impl_->channel && wait_for_restart) {
-    if (auto ended = impl_->AwaitRestart(lock, cancel)) return std::move(*ended);
+  if (!impl_->channel && restart_wait) {
+    if (auto ended = impl_->AwaitRestart(lock, *restart_wait, cancel)) return std::move(*ended);
   }
   if (!impl_->channel) return impl_->Unavailable();
   const std::shared_ptr<worker::Channel> pipe = impl_->channel;
@@ -137,11 +138,27 @@ ProbeWorker::Reply ProbeWorker::Impl::Unavailable() const {
               (status.detail.empty() ? "" : ": " + status.detail)};
 }
 
+ProbeWorker::Reply ProbeWorker::Impl::NotBack(Clock::duration waited,
+                                              std::chrono::milliseconds limit) const {
+  const std::string state = std::string("it is ") + WorkerStateName(status.state) +
+                            (status.last_death.empty() ? "" : ", last death " + status.last_death);
+  if (limit <= std::chrono::milliseconds::zero()) {
+    return {false, nullptr, kWorkerRestartingReason,
+            "the probe worker is restarting (" + state +
+                ") and this run waits for it no more: it waited once, before an earlier size"};
+  }
+  const auto waited_ms = std::chrono::duration_cast<std::chrono::milliseconds>(waited).count();
+  return {false, nullptr, kWorkerRestartingReason,
+          "the probe worker did not come back within " +
+              std::to_string(std::max<std::int64_t>(waited_ms, 0)) + " ms (" + state + ")"};
+}
+
 std::optional<ProbeWorker::Reply> ProbeWorker::Impl::AwaitRestart(
-    std::unique_lock<std::mutex>& lock, const std::atomic<bool>* cancel) {
+    std::unique_lock<std::mutex>& lock, std::chrono::milliseconds limit,
+    const std::atomic<bool>* cancel) {
   // Until the restart under way should have said hello, within max_restart_wait.
   const auto now = Clock::now();
-  Clock::duration bound = options.policy.max_restart_wait;
+  Clock::duration bound = std::min(limit, options.policy.max_restart_wait);
   if (status.state == WorkerState::kBackingOff) {
     bound = std::min(bound, restart_at - now + options.policy.start_timeout);
   } else if (status.state == WorkerState::kStarting) {
@@ -159,15 +176,7 @@ std::optional<ProbeWorker::Reply> ProbeWorker::Impl::AwaitRestart(
       return Reply{false, nullptr, "cancelled",
                    "the agent ended the run while it waited for the probe worker"};
     }
-    if (Clock::now() >= give_up) {
-      const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(bound);
-      return Reply{false, nullptr, kWorkerRestartingReason,
-                   "the probe worker did not come back within " +
-                       std::to_string(std::max<std::int64_t>(waited.count(), 0)) + " ms (it is " +
-                       WorkerStateName(status.state) +
-                       (status.last_death.empty() ? "" : ", last death " + status.last_death) +
-                       ")"};
-    }
+    if (Clock::now() >= give_up) return NotBack(bound, limit);
     changed.wait_until(lock, std::min(give_up, Clock::now() + kCancelSlice));
   }
   return std::nullopt;

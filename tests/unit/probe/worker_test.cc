@@ -24,6 +24,9 @@
 namespace rail::probe {
 namespace {
 
+// A probe run's wait for a restarting worker, as RemoteProbe asks for it (the policy bounds it).
+constexpr std::chrono::milliseconds kRunsWait{30000};
+
 using namespace std::chrono_literals;
 
 WorkerPolicy QuickPolicy() {
@@ -280,7 +283,7 @@ TEST(ProbeWorkerTest, WorkerThatNeverStartsEndsInACrashLoop) {
   EXPECT_EQ(reply.reason, "worker_unavailable");
   EXPECT_NE(reply.error.find("crash_loop"), std::string::npos) << reply.error;
   // A probe run does not wait for a worker that will not be restarted: skipped, saying why.
-  const auto run = worker.Call({{"type", "run"}}, 1s, nullptr, nullptr, /*wait_for_restart=*/true);
+  const auto run = worker.Call({{"type", "run"}}, 1s, nullptr, nullptr, kRunsWait);
   EXPECT_EQ(run.reason, kCrashLoopReason);
   EXPECT_NE(run.error.find("restarts stopped"), std::string::npos) << run.error;
 }
@@ -311,10 +314,45 @@ TEST(ProbeWorkerTest, ARunWaitsForARestartingWorkerUpToTheBoundThenIsSkipped) {
   std::string error;
   const std::atomic<bool> abandon{true};  // no wait for the hello here: the run waits
   EXPECT_FALSE(worker.Start(&error, &abandon));
-  const auto reply = worker.Call({{"type", "run"}}, 1s, nullptr, nullptr, true);
+  const auto reply = worker.Call({{"type", "run"}}, 1s, nullptr, nullptr, kRunsWait);
   EXPECT_EQ(reply.reason, kWorkerRestartingReason) << reply.error;
   EXPECT_NE(reply.error.find("within 200 ms"), std::string::npos) << reply.error;
   EXPECT_EQ(worker.Status().state, WorkerState::kStarting);
+}
+
+TEST(ProbeWorkerTest, ARunThatMayNotWaitIsSkippedAtOnceWhileTheWorkerRestarts) {
+  ScriptWorker script(kSleepyWorker);
+  WorkerOptions options = Options(script.path());
+  options.policy.start_timeout = 20s;
+  ProbeWorker worker(options);
+  std::string error;
+  const std::atomic<bool> abandon{true};
+  EXPECT_FALSE(worker.Start(&error, &abandon));
+  const auto started = std::chrono::steady_clock::now();
+  const auto reply = worker.Call({{"type", "run"}}, 1s, nullptr, nullptr, 0ms);
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 10s);  // a bound, not a timing
+  EXPECT_EQ(reply.reason, kWorkerRestartingReason) << reply.error;
+  EXPECT_NE(reply.error.find("waits for it no more"), std::string::npos) << reply.error;
+  // A call that is no probe run fails at once as before: not skipped, unavailable.
+  EXPECT_EQ(worker.Call({{"type", "run"}}, 1s).reason, "worker_unavailable");
+}
+
+TEST(ProbeWorkerTest, AStopDoesNotWaitForAWorkerThatHasNotSaidHello) {
+  ScriptWorker script(kSleepyWorker);
+  WorkerOptions options = Options(script.path());
+  options.policy.start_timeout = 20s;
+  ProbeWorker worker(options);
+  std::string error;
+  const std::atomic<bool> abandon{true};
+  EXPECT_FALSE(worker.Start(&error, &abandon));
+  ASSERT_TRUE(WaitFor([&] { return worker.Status().pid > 0; }));
+  EXPECT_EQ(worker.Status().state, WorkerState::kStarting);
+  const auto started = std::chrono::steady_clock::now();
+  worker.Stop();
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 10s);  // a bound, not a timing
+  const WorkerStatus status = worker.Status();
+  EXPECT_EQ(status.last_death, "stopped");
+  EXPECT_EQ(status.pid, 0);
 }
 
 TEST(ProbeWorkerTest, TheWaitForARestartEndsWhenTheRunIsCancelled) {
@@ -327,7 +365,7 @@ TEST(ProbeWorkerTest, TheWaitForARestartEndsWhenTheRunIsCancelled) {
   EXPECT_FALSE(worker.Start(&error, &abandon));
   std::atomic<bool> cancel{false};
   auto run = std::async(std::launch::async, [&] {
-    return worker.Call({{"type", "run"}}, 1s, &cancel, {{"type", "cancel"}}, true);
+    return worker.Call({{"type", "run"}}, 1s, &cancel, {{"type", "cancel"}}, kRunsWait);
   });
   std::this_thread::sleep_for(100ms);
   cancel = true;

@@ -231,6 +231,27 @@ TEST_F(SchedulerTest, TimeoutReportsTheRunAndReleasesItsRails) {
   EXPECT_FALSE(scheduler->Finished("no-such-job", 0));
 }
 
+TEST_F(SchedulerTest, AStartAllowanceHoldsTheRailsLongerButCostsNoBudget) {
+  ProbeJob tput = Bulk("tput0", {"rail0"});
+  tput.interval = 100s;  // 10 s of 100 s: 10%, over a budget of 10%
+  tput.start_allowance = 30s;
+  SchedulerOptions options;
+  options.budget.max_bulk_time_fraction_per_rail = 0.1;
+  EXPECT_EQ(ValidateJobs({tput}, options.budget), std::nullopt);  // the wait moves nothing
+  auto scheduler = Make({tput, Latency("rtt0", {"rail0"})}, options);
+  const PollResult first = scheduler->Poll();
+  ASSERT_EQ(Names(first), std::vector<std::string>{"tput0"});
+  EXPECT_EQ(first.start[0].deadline, clock_.Now() + 40s);
+  clock_.Advance(39s);  // past the timeout alone: still waiting for its start, rails held
+  const PollResult waiting = scheduler->Poll();
+  EXPECT_TRUE(waiting.timed_out.empty());
+  EXPECT_TRUE(waiting.start.empty());
+  clock_.Advance(1s);
+  const PollResult at_deadline = scheduler->Poll();
+  EXPECT_EQ(at_deadline.timed_out, std::vector<std::string>{"tput0"});
+  EXPECT_EQ(Names(at_deadline), std::vector<std::string>{"rtt0"});
+}
+
 TEST_F(SchedulerTest, NextWakeUpIsNeverNowForABlockedJob) {
   auto scheduler = Make({Bulk("tput0", {"rail0"}), Latency("rtt0", {"rail0"})});
   scheduler->Poll();
