@@ -305,15 +305,35 @@ constexpr char kSleepyWorker[] = R"(import time
 time.sleep(60)
 )";
 
+// A worker left `starting`: its Start abandoned at once (no wait for the hello here), it never
+// says hello within start_timeout.
+class StartingWorker {
+ public:
+  explicit StartingWorker(std::chrono::milliseconds start_timeout,
+                          std::chrono::milliseconds max_restart_wait = kRunsWait)
+      : worker_(SleepyOptions(script_.path(), start_timeout, max_restart_wait)) {
+    std::string error;
+    const std::atomic<bool> abandon{true};
+    EXPECT_FALSE(worker_.Start(&error, &abandon));
+  }
+  ProbeWorker& worker() { return worker_; }
+
+ private:
+  static WorkerOptions SleepyOptions(const std::string& path,
+                                     std::chrono::milliseconds start_timeout,
+                                     std::chrono::milliseconds max_restart_wait) {
+    WorkerOptions options = Options(path);
+    options.policy.start_timeout = start_timeout;
+    options.policy.max_restart_wait = max_restart_wait;
+    return options;
+  }
+  ScriptWorker script_{kSleepyWorker};
+  ProbeWorker worker_;
+};
+
 TEST(ProbeWorkerTest, ARunWaitsForARestartingWorkerUpToTheBoundThenIsSkipped) {
-  ScriptWorker script(kSleepyWorker);
-  WorkerOptions options = Options(script.path());
-  options.policy.start_timeout = 2s;
-  options.policy.max_restart_wait = 200ms;
-  ProbeWorker worker(options);
-  std::string error;
-  const std::atomic<bool> abandon{true};  // no wait for the hello here: the run waits
-  EXPECT_FALSE(worker.Start(&error, &abandon));
+  StartingWorker starting(2s, 200ms);
+  ProbeWorker& worker = starting.worker();
   const auto reply = worker.Call({{"type", "run"}}, 1s, nullptr, nullptr, kRunsWait);
   EXPECT_EQ(reply.reason, kWorkerRestartingReason) << reply.error;
   EXPECT_NE(reply.error.find("within 200 ms"), std::string::npos) << reply.error;
@@ -321,13 +341,8 @@ TEST(ProbeWorkerTest, ARunWaitsForARestartingWorkerUpToTheBoundThenIsSkipped) {
 }
 
 TEST(ProbeWorkerTest, ARunThatMayNotWaitIsSkippedAtOnceWhileTheWorkerRestarts) {
-  ScriptWorker script(kSleepyWorker);
-  WorkerOptions options = Options(script.path());
-  options.policy.start_timeout = 20s;
-  ProbeWorker worker(options);
-  std::string error;
-  const std::atomic<bool> abandon{true};
-  EXPECT_FALSE(worker.Start(&error, &abandon));
+  StartingWorker starting(20s);
+  ProbeWorker& worker = starting.worker();
   const auto started = std::chrono::steady_clock::now();
   const auto reply = worker.Call({{"type", "run"}}, 1s, nullptr, nullptr, 0ms);
   EXPECT_LT(std::chrono::steady_clock::now() - started, 10s);  // a bound, not a timing
@@ -338,13 +353,8 @@ TEST(ProbeWorkerTest, ARunThatMayNotWaitIsSkippedAtOnceWhileTheWorkerRestarts) {
 }
 
 TEST(ProbeWorkerTest, AStopDoesNotWaitForAWorkerThatHasNotSaidHello) {
-  ScriptWorker script(kSleepyWorker);
-  WorkerOptions options = Options(script.path());
-  options.policy.start_timeout = 20s;
-  ProbeWorker worker(options);
-  std::string error;
-  const std::atomic<bool> abandon{true};
-  EXPECT_FALSE(worker.Start(&error, &abandon));
+  StartingWorker starting(20s);
+  ProbeWorker& worker = starting.worker();
   ASSERT_TRUE(WaitFor([&] { return worker.Status().pid > 0; }));
   EXPECT_EQ(worker.Status().state, WorkerState::kStarting);
   const auto started = std::chrono::steady_clock::now();
@@ -356,13 +366,8 @@ TEST(ProbeWorkerTest, AStopDoesNotWaitForAWorkerThatHasNotSaidHello) {
 }
 
 TEST(ProbeWorkerTest, TheWaitForARestartEndsWhenTheRunIsCancelled) {
-  ScriptWorker script(kSleepyWorker);
-  WorkerOptions options = Options(script.path());
-  options.policy.start_timeout = 3s;  // the bound of the wait, without the cancel
-  ProbeWorker worker(options);
-  std::string error;
-  const std::atomic<bool> abandon{true};
-  EXPECT_FALSE(worker.Start(&error, &abandon));
+  StartingWorker starting(3s);  // the bound of the wait, without the cancel
+  ProbeWorker& worker = starting.worker();
   std::atomic<bool> cancel{false};
   auto run = std::async(std::launch::async, [&] {
     return worker.Call({{"type", "run"}}, 1s, &cancel, {{"type", "cancel"}}, kRunsWait);
