@@ -34,7 +34,7 @@ struct CommandLine {
   std::map<std::string, bool> enabled;  // by collector
   std::map<std::string, const CLI::Option*> collector_flags;
   rail::agent::ProbeCommandOptions probe;
-  std::string probe_duration = "2s";
+  std::string probe_duration;  // empty: ProbeCommandOptions' own default (probing::ProbeConfig's)
   std::string probe_timeout = "0s";
   CLI::App* probe_command = nullptr;
   rail::agent::DoctorOptions doctor;
@@ -132,7 +132,8 @@ void AddProbeCommand(CLI::App& app, CommandLine& cl) {
                                "Message size in bytes (repeatable; default: the kind's)");
   cl.probe_command->add_option("--window", cl.probe.window, "Outstanding UCX operations");
   cl.probe_command->add_option("--streams", cl.probe.streams, "Parallel TCP streams");
-  cl.probe_command->add_option("--duration", cl.probe_duration, "How long data moves, e.g. 2s");
+  cl.probe_command->add_option("--duration", cl.probe_duration,
+                               "How long data moves, e.g. 2s (default: as in probes[])");
   cl.probe_command->add_option("--timeout", cl.probe_timeout,
                                "Hard end of the probe (0s: duration+10s)");
   cl.probe_command->add_option("--ucx-transports", cl.probe.ucx_transports,
@@ -219,7 +220,8 @@ bool ConfigureLogging(const CommandLine& cl) {
 }
 
 int RunProbe(CommandLine& cl) {
-  const auto duration = rail::agent::ParseDuration(cl.probe_duration);
+  const auto duration = cl.probe_duration.empty() ? std::optional(cl.probe.duration)
+                                                  : rail::agent::ParseDuration(cl.probe_duration);
   const auto timeout = rail::agent::ParseDuration(cl.probe_timeout);
   if (!duration || !timeout || duration->count() <= 0) {
     std::cerr << "rail_exporter probe: --duration/--timeout: expected durations such as 2s\n";
