@@ -1,5 +1,5 @@
 // The endpoint's web configuration (--web.config.file, the exporter-toolkit format),
-// rail::web::ParseWebConfig. Built only when include/rail/web_config.h exists.
+// rail::web::ParseWebConfig.
 //
 // ParseWebConfig documents std::runtime_error subclasses; anything else escaping is a crash. A
 // raw yaml-cpp exception (also a std::runtime_error) is a crash too: its message names neither

@@ -43,10 +43,18 @@ const std::set<std::string>& UnsupportedToolkitKeys() {
   throw WebConfigError(source + ": " + key + ": " + why);
 }
 
+// A mapping's key as a string; a list or mapping used as a key (YAML's `? ...`) is refused here,
+// where yaml-cpp's own conversion would throw an error that names no key.
+std::string KeyOf(const YAML::Node& key, const std::string& source, const std::string& where) {
+  if (!key.IsScalar()) Fail(source, where, "a key must be a string, not a list or mapping");
+  return key.Scalar();
+}
+
 void RejectUnknownKeys(const YAML::Node& map, const std::set<std::string>& known,
                        const std::string& source, const std::string& prefix) {
+  const std::string where = prefix.empty() ? "(top level)" : prefix.substr(0, prefix.size() - 1);
   for (const auto& entry : map) {
-    const auto key = entry.first.as<std::string>();
+    const auto key = KeyOf(entry.first, source, where);
     if (known.contains(key)) continue;
     if (UnsupportedToolkitKeys().contains(prefix + key)) {
       Fail(source, prefix + key, "not supported by rail_exporter");
@@ -135,7 +143,7 @@ std::map<std::string, std::string> ParseUsers(const YAML::Node& node, const std:
   if (!node.IsMap()) Fail(source, "basic_auth_users", "expected a mapping of user: bcrypt hash");
   std::map<std::string, std::string> users;
   for (const auto& entry : node) {
-    const auto user = entry.first.as<std::string>();
+    const auto user = KeyOf(entry.first, source, "basic_auth_users");
     const std::string key = "basic_auth_users." + user;
     if (user.empty()) Fail(source, "basic_auth_users", "a user name is empty");
     if (user.find(':') != std::string::npos) {

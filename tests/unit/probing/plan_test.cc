@@ -32,7 +32,7 @@ std::vector<probe::ProbeRail> OneRail() {
   return rails;
 }
 
-TEST(PlanTest, UcxRunsMayWaitForTheWorkerBeforeTheirDeadlineTcpRunsDoNot) {
+TEST(ProbingPlanTest, UcxRunsMayWaitForTheWorkerBeforeTheirDeadlineTcpRunsDoNot) {
   const auto plan = PlanProbes(TwoKinds(), OneRail());
   ASSERT_EQ(plan.size(), 2u);
   const auto& ucx = plan[0].job;
@@ -61,7 +61,7 @@ class WorkerRestartingProbe final : public probe::Probe {
   std::vector<bool> waits;
 };
 
-TEST(PlanTest, OnlyTheFirstSizeOfARunWaitsForTheWorkerAndASkippedSizeEndsTheRun) {
+TEST(ProbingPlanTest, OnlyTheFirstSizeOfARunWaitsForTheWorkerAndASkippedSizeEndsTheRun) {
   WorkerRestartingProbe probe;
   probe::ProbeParams params;
   params.kind = probe::ProbeKind::kUcxRtt;
@@ -74,7 +74,7 @@ TEST(PlanTest, OnlyTheFirstSizeOfARunWaitsForTheWorkerAndASkippedSizeEndsTheRun)
   EXPECT_EQ(results[1].message_size_bytes, 4096u);
 }
 
-TEST(PlanTest, ACallerThatForbidsTheWaitIsObeyedFromTheFirstSize) {
+TEST(ProbingPlanTest, ACallerThatForbidsTheWaitIsObeyedFromTheFirstSize) {
   WorkerRestartingProbe probe;
   probe::ProbeParams params;
   params.message_sizes_bytes = {8};

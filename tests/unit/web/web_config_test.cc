@@ -125,6 +125,12 @@ TEST(WebConfigParse, ErrorsNameTheKey) {
       {"basic_auth_users: {alice: [x]}", "basic_auth_users.alice: expected a string"},
       {"basic_auth_users: {'a:b': '$2y$10$x'}", "basic_auth_users.a:b: a user name cannot"},
       {"tls_server_config: {cert_file: a\n", "web.yml: not valid YAML"},
+      // A list or mapping as a key (found by the web_config fuzz target: yaml-cpp's own
+      // conversion error escaped, naming no key).
+      {tls + "  ? [x]\n  : 1", "tls_server_config: a key must be a string"},
+      {tls + "? min_version: TLS12", "(top level): a key must be a string"},
+      {"? [a, b]\n: 1", "web.yml: (top level): a key must be a string"},
+      {"basic_auth_users: {[alice]: x}", "basic_auth_users: a key must be a string"},
   };
   for (const auto& [yaml, expected] : cases) {
     EXPECT_THAT(ParseError(yaml), HasSubstr(expected)) << yaml;
@@ -138,6 +144,34 @@ TEST(WebConfigParse, CorruptBcryptHashIsRefused) {
   hash[5] = '4';
   EXPECT_THAT(ParseError("basic_auth_users: {alice: '" + hash + "'}"),
               HasSubstr("basic_auth_users.alice: malformed bcrypt hash"));
+}
+
+// Found by the web_config fuzz target: the check ran bcrypt at the hash's own cost, so a cost-31
+// hash held the parse (the agent's start, every reload) for hours.
+TEST(WebConfigParse, AHighCostHashIsCheckedWithoutPayingItsCost) {
+  std::string hash = Bcrypt("secret");
+  ASSERT_EQ(hash.size(), 60u);
+  hash[4] = '3';
+  hash[5] = '1';
+  const WebConfig config = ParseWebConfig("basic_auth_users: {alice: '" + hash + "'}", "w", "/d");
+  EXPECT_EQ(config.basic_auth_users.at("alice"), hash);
+}
+
+TEST(WebConfigParse, BcryptSyntaxIsChecked) {
+  const std::string hash = Bcrypt("secret");
+  ASSERT_EQ(hash.size(), 60u);
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {hash.substr(0, 4) + "03" + hash.substr(6), "cost 03, bcrypt's is 04 to 31"},
+      {hash.substr(0, 4) + "32" + hash.substr(6), "cost 32, bcrypt's is 04 to 31"},
+      {hash.substr(0, 4) + "1x" + hash.substr(6), "expected $2b$<cost>$"},
+      {hash.substr(0, 59) + "!", "expected $2b$<cost>$"},
+      {hash + "A", "expected $2b$<cost>$"},
+  };
+  for (const auto& [bad, expected] : cases) {
+    EXPECT_THAT(ParseError("basic_auth_users: {alice: '" + bad + "'}"),
+                HasSubstr("basic_auth_users.alice: malformed bcrypt hash (" + expected))
+        << bad;
+  }
 }
 
 class WebConfigFileTest : public ::testing::Test {
