@@ -83,7 +83,6 @@ class ProbingService {
   std::optional<peer::ResponderStats> ResponderState() const;
   std::optional<fleet::FleetStatus> FleetState() const;
   std::optional<bool> PeerSecretLoaded() const { return peer_secret_loaded_; }
-  // Probe runs skipped because the probe worker could not run them, by kind, peer, rail, reason.
   std::uint16_t ResponderPort() const;  // 0 when no responder runs
   // The UCX of the probe worker (the handshake's and build_info's), kUnknownUcxVersion when none
   // can tell.
