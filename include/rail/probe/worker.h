@@ -155,16 +155,19 @@ class ProbeWorker {
     std::string reason;      // worker_crashed, worker_unavailable, worker_hung, or the worker's
     std::string error;       // for people
   };
+  // What a call that finds no worker does.
+  enum class WhenNoWorker {
+    kFail,          // fails at once: worker_unavailable (a handler's setup, serve or report)
+    kAwaitRestart,  // a probe run: waits for the restart under way (max_restart_wait), then is
+                    // skipped (worker_restarting, crash_loop) if the worker is not back
+    kSkip,          // a probe run that already waited once: skipped at once (worker_restarting)
+  };
   // Sends `request` (an id is added) and waits for its reply until `timeout` (then the worker is
   // hung: killed). When `cancel` becomes true, `on_cancel` (with the same id) is sent once and
-  // the wait goes on. Thread-safe. Without `restart_wait`, a call that finds no worker fails at
-  // once (worker_unavailable). With it (a probe run), such a call waits for a restart under way
-  // up to restart_wait (and WorkerPolicy::max_restart_wait; 0: not at all) before it is sent, is
-  // skipped (worker_restarting, crash_loop) when the worker is not back, and ends the wait as
-  // soon as `cancel` becomes true (reason "cancelled").
+  // the wait goes on; a wait for a restart ends at once (reason "cancelled"). Thread-safe.
   Reply Call(nlohmann::json request, std::chrono::milliseconds timeout,
              const std::atomic<bool>* cancel = nullptr, nlohmann::json on_cancel = nullptr,
-             std::optional<std::chrono::milliseconds> restart_wait = std::nullopt);
+             WhenNoWorker when_no_worker = WhenNoWorker::kFail);
   // Sends without waiting; false when no worker runs. `generation` (when not 0) must still be the
   // running worker's, so that a message meant for a dead worker never reaches its successor.
   bool Send(nlohmann::json message, std::uint64_t generation = 0);

@@ -33,11 +33,11 @@ class RemoteProbe final : public Probe {
     // is the one that knows every run of the agent.
     const OwnRuns::Registration own_run(OwnRuns::Process(), RailNames(params.rails));
     const auto timeout = params.timeout + WorkerPolicy{}.call_grace;
-    const std::chrono::milliseconds restart_wait =
-        context.wait_for_worker ? WorkerPolicy{}.max_restart_wait : std::chrono::milliseconds(0);
+    const auto when_no_worker = context.wait_for_worker ? ProbeWorker::WhenNoWorker::kAwaitRestart
+                                                        : ProbeWorker::WhenNoWorker::kSkip;
     ProbeWorker::Reply reply =
         worker_.Call({{"type", "run"}, {"params", worker::ToJson(params)}}, timeout, context.cancel,
-                     {{"type", "cancel"}}, restart_wait);
+                     {{"type", "cancel"}}, when_no_worker);
     if (!reply.ok) return Failed(params, reply.reason, reply.error);
     std::string error;
     auto result = worker::ResultFromJson(reply.message.value("result", nlohmann::json()), &error);

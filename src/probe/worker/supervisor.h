@@ -41,14 +41,14 @@ struct ProbeWorker::Impl {
   void KillWorker(const std::string& reason);
   // The reply of a call that finds no worker (under mutex).
   Reply Unavailable() const;
-  // The skip of a run whose worker did not come back within `waited` (under mutex).
-  Reply NotBack(std::chrono::steady_clock::duration waited, std::chrono::milliseconds limit) const;
-  // A probe run that finds no worker waits for the restart under way (up to `limit` and
+  // The skip of a run whose worker did not come back within `waited`, or, when the run
+  // `may_wait` no more, at once (under mutex).
+  Reply NotBack(std::chrono::steady_clock::duration waited, bool may_wait) const;
+  // A probe run that finds no worker waits for the restart under way (when it `may_wait`: up to
   // WorkerPolicy::max_restart_wait) or until `cancel`: nullopt once a worker runs, else the
   // reply that ends the call (skipped: worker_restarting, crash_loop; or cancelled,
   // worker_unavailable).
-  std::optional<Reply> AwaitRestart(std::unique_lock<std::mutex>& lock,
-                                    std::chrono::milliseconds limit,
+  std::optional<Reply> AwaitRestart(std::unique_lock<std::mutex>& lock, bool may_wait,
                                     const std::atomic<bool>* cancel);
 
   WorkerOptions options;

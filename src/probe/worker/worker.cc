@@ -87,10 +87,11 @@ bool ProbeWorker::Send(nlohmann::json message, std::uint64_t generation) {
 
 ProbeWorker::Reply ProbeWorker::Call(nlohmann::json request, std::chrono::milliseconds timeout,
                                      const std::atomic<bool>* cancel, nlohmann::json on_cancel,
-                                     std::optional<std::chrono::milliseconds> restart_wait) {
+                                     WhenNoWorker when_no_worker) {
   std::unique_lock lock(impl_->mutex);
-  if (!impl_->channel && restart_wait) {
-    if (auto ended = impl_->AwaitRestart(lock, *restart_wait, cancel)) return std::move(*ended);
+  if (!impl_->channel && when_no_worker != WhenNoWorker::kFail) {
+    const bool may_wait = when_no_worker == WhenNoWorker::kAwaitRestart;
+    if (auto ended = impl_->AwaitRestart(lock, may_wait, cancel)) return std::move(*ended);
   }
   if (!impl_->channel) return impl_->Unavailable();
   const std::shared_ptr<worker::Channel> pipe = impl_->channel;
@@ -138,11 +139,10 @@ ProbeWorker::Reply ProbeWorker::Impl::Unavailable() const {
               (status.detail.empty() ? "" : ": " + status.detail)};
 }
 
-ProbeWorker::Reply ProbeWorker::Impl::NotBack(Clock::duration waited,
-                                              std::chrono::milliseconds limit) const {
+ProbeWorker::Reply ProbeWorker::Impl::NotBack(Clock::duration waited, bool may_wait) const {
   const std::string state = std::string("it is ") + WorkerStateName(status.state) +
                             (status.last_death.empty() ? "" : ", last death " + status.last_death);
-  if (limit <= std::chrono::milliseconds::zero()) {
+  if (!may_wait) {
     return {false, nullptr, kWorkerRestartingReason,
             "the probe worker is restarting (" + state +
                 ") and this run waits for it no more: it waited once, before an earlier size"};
@@ -154,11 +154,11 @@ ProbeWorker::Reply ProbeWorker::Impl::NotBack(Clock::duration waited,
 }
 
 std::optional<ProbeWorker::Reply> ProbeWorker::Impl::AwaitRestart(
-    std::unique_lock<std::mutex>& lock, std::chrono::milliseconds limit,
-    const std::atomic<bool>* cancel) {
+    std::unique_lock<std::mutex>& lock, bool may_wait, const std::atomic<bool>* cancel) {
   // Until the restart under way should have said hello, within max_restart_wait.
   const auto now = Clock::now();
-  Clock::duration bound = std::min(limit, options.policy.max_restart_wait);
+  Clock::duration bound =
+      may_wait ? Clock::duration(options.policy.max_restart_wait) : Clock::duration::zero();
   if (status.state == WorkerState::kBackingOff) {
     bound = std::min(bound, restart_at - now + options.policy.start_timeout);
   } else if (status.state == WorkerState::kStarting) {
@@ -176,7 +176,7 @@ std::optional<ProbeWorker::Reply> ProbeWorker::Impl::AwaitRestart(
       return Reply{false, nullptr, "cancelled",
                    "the agent ended the run while it waited for the probe worker"};
     }
-    if (Clock::now() >= give_up) return NotBack(bound, limit);
+    if (Clock::now() >= give_up) return NotBack(bound, may_wait);
     changed.wait_until(lock, std::min(give_up, Clock::now() + kCancelSlice));
   }
   return std::nullopt;

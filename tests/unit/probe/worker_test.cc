@@ -24,8 +24,7 @@
 namespace rail::probe {
 namespace {
 
-// A probe run's wait for a restarting worker, as RemoteProbe asks for it (the policy bounds it).
-constexpr std::chrono::milliseconds kRunsWait{30000};
+constexpr auto kAwaitRestart = ProbeWorker::WhenNoWorker::kAwaitRestart;
 
 using namespace std::chrono_literals;
 
@@ -283,7 +282,7 @@ TEST(ProbeWorkerTest, WorkerThatNeverStartsEndsInACrashLoop) {
   EXPECT_EQ(reply.reason, "worker_unavailable");
   EXPECT_NE(reply.error.find("crash_loop"), std::string::npos) << reply.error;
   // A probe run does not wait for a worker that will not be restarted: skipped, saying why.
-  const auto run = worker.Call({{"type", "run"}}, 1s, nullptr, nullptr, kRunsWait);
+  const auto run = worker.Call({{"type", "run"}}, 1s, nullptr, nullptr, kAwaitRestart);
   EXPECT_EQ(run.reason, kCrashLoopReason);
   EXPECT_NE(run.error.find("restarts stopped"), std::string::npos) << run.error;
 }
@@ -309,8 +308,9 @@ time.sleep(60)
 // says hello within start_timeout.
 class StartingWorker {
  public:
-  explicit StartingWorker(std::chrono::milliseconds start_timeout,
-                          std::chrono::milliseconds max_restart_wait = kRunsWait)
+  explicit StartingWorker(
+      std::chrono::milliseconds start_timeout,
+      std::chrono::milliseconds max_restart_wait = WorkerPolicy{}.max_restart_wait)
       : worker_(SleepyOptions(script_.path(), start_timeout, max_restart_wait)) {
     std::string error;
     const std::atomic<bool> abandon{true};
@@ -334,7 +334,7 @@ class StartingWorker {
 TEST(ProbeWorkerTest, ARunWaitsForARestartingWorkerUpToTheBoundThenIsSkipped) {
   StartingWorker starting(2s, 200ms);
   ProbeWorker& worker = starting.worker();
-  const auto reply = worker.Call({{"type", "run"}}, 1s, nullptr, nullptr, kRunsWait);
+  const auto reply = worker.Call({{"type", "run"}}, 1s, nullptr, nullptr, kAwaitRestart);
   EXPECT_EQ(reply.reason, kWorkerRestartingReason) << reply.error;
   EXPECT_NE(reply.error.find("within 200 ms"), std::string::npos) << reply.error;
   EXPECT_EQ(worker.Status().state, WorkerState::kStarting);
@@ -344,7 +344,8 @@ TEST(ProbeWorkerTest, ARunThatMayNotWaitIsSkippedAtOnceWhileTheWorkerRestarts) {
   StartingWorker starting(20s);
   ProbeWorker& worker = starting.worker();
   const auto started = std::chrono::steady_clock::now();
-  const auto reply = worker.Call({{"type", "run"}}, 1s, nullptr, nullptr, 0ms);
+  const auto reply =
+      worker.Call({{"type", "run"}}, 1s, nullptr, nullptr, ProbeWorker::WhenNoWorker::kSkip);
   EXPECT_LT(std::chrono::steady_clock::now() - started, 10s);  // a bound, not a timing
   EXPECT_EQ(reply.reason, kWorkerRestartingReason) << reply.error;
   EXPECT_NE(reply.error.find("waits for it no more"), std::string::npos) << reply.error;
@@ -370,7 +371,7 @@ TEST(ProbeWorkerTest, TheWaitForARestartEndsWhenTheRunIsCancelled) {
   ProbeWorker& worker = starting.worker();
   std::atomic<bool> cancel{false};
   auto run = std::async(std::launch::async, [&] {
-    return worker.Call({{"type", "run"}}, 1s, &cancel, {{"type", "cancel"}}, kRunsWait);
+    return worker.Call({{"type", "run"}}, 1s, &cancel, {{"type", "cancel"}}, kAwaitRestart);
   });
   std::this_thread::sleep_for(100ms);
   cancel = true;
