@@ -67,6 +67,8 @@ std::chrono::milliseconds DurationValue(const YAML::Node& node, const std::strin
 
 // The probes[] section (config_probes.cc).
 std::vector<ProbeConfig> ParseProbes(const YAML::Node& node, const std::string& source);
+// The health section (config_health.cc).
+void ParseHealth(const YAML::Node& node, const std::string& source, health::Thresholds& out);
 // The fleet section (config_fleet.cc).
 FleetConfig ParseFleet(const YAML::Node& node, const std::string& source);
 

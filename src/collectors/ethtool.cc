@@ -180,16 +180,7 @@ class EthtoolCollector final : public Collector {
   }
 
   void LogWhenChanged(const nic::FabricReading& reading) {
-    std::string problems;
-    if (!reading.repeated_names.empty()) {
-      problems += "names listed more than once (the first kept): ";
-      for (const auto& name : reading.repeated_names) problems += name + " ";
-    }
-    if (reading.unparsable > 0) {
-      problems += std::to_string(reading.unparsable) + " line(s) that do not parse, the first: '" +
-                  reading.first_unparsable + "'";
-    }
-    if (reading.no_statistics) problems += " (no statistics)";
+    auto problems = nic::ReadingProblems(reading);
     auto& last = logged_[reading.netdev];
     if (problems == last) return;
     if (problems.empty()) {

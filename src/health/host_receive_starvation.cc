@@ -1,8 +1,8 @@
 // host_receive_starvation: this host did not give its NIC receive buffers in time, within the
 // window: a host fault, not the fabric's. Ethernet: the driver did not refill the netdev's receive
-// queues (mlx5 rx_out_of_buffer; bnxt_en's ring discards, rx_total_discard_pkts until 6.4 and
-// rx_total_ring_discards since), so the kernel's networking, the TCP path, cannot keep up. RDMA:
-// an application posted no receive (the port's hw_counters/out_of_buffer).
+// queues (mlx5 rx_out_of_buffer; bnxt_en's ring discards, rx_total_discard_pkts until 6.5 and
+// rx_total_ring_discards since 6.6), so the kernel's networking, the TCP path, cannot keep up.
+// RDMA: an application posted no receive (the port's hw_counters/out_of_buffer).
 #include <spdlog/fmt/fmt.h>
 
 #include "health/check_helpers.h"

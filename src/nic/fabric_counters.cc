@@ -260,6 +260,39 @@ const FabricSample* FindSample(const FabricReading& reading, FabricCounter count
   return nullptr;
 }
 
+std::string ReadingProblems(const FabricReading& reading) {
+  if (reading.no_statistics && reading.unparsable == 0) return "the driver lists no statistics";
+  std::string problems;
+  if (!reading.repeated_names.empty()) {
+    problems = "names listed more than once (the first kept):";
+    for (const auto& name : reading.repeated_names) problems += " " + name;
+  }
+  if (reading.unparsable > 0) {
+    problems += (problems.empty() ? "" : "; ") + std::to_string(reading.unparsable) +
+                " line(s) that do not parse, the first: '" + reading.first_unparsable + "'";
+  }
+  return problems;
+}
+
+std::string DescribeReading(const FabricReading& reading) {
+  const std::string driver = reading.driver.empty() ? "unknown" : reading.driver;
+  std::string text = reading.netdev + ": driver " + driver;
+  if (reading.no_statistics) {
+    text += " lists no statistics, so nothing its NIC counts can be judged";
+  } else {
+    text += " lists " + std::to_string(reading.statistics) + " statistics, " +
+            std::to_string(reading.samples.size()) + " of them allow-listed";
+  }
+  if (const auto problems = ReadingProblems(reading); !problems.empty() && !reading.no_statistics) {
+    text += " (" + problems + ")";
+  }
+  if (reading.pause && (reading.pause->rx || reading.pause->tx)) {
+    text += std::string("; 802.3x pause is on (rx ") + (reading.pause->rx ? "on" : "off") +
+            ", tx " + (reading.pause->tx ? "on" : "off") + ": ethtool -a " + reading.netdev + ")";
+  }
+  return text;
+}
+
 const char* DirectionName(Direction direction) {
   switch (direction) {
     case Direction::kRx:

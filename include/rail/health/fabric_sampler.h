@@ -35,7 +35,7 @@ class FabricSampler {
   void Stop();
   // One sample at the clock's now.
   void SampleOnce();
-  // Samples taken so far (rail_fabric_samples_total).
+  // Samples taken so far.
   std::uint64_t Samples() const { return samples_.load(); }
 
  private:

@@ -114,6 +114,13 @@ const FabricSample* FindSample(const FabricReading& reading, FabricCounter count
                                std::optional<unsigned> priority = std::nullopt,
                                PciOperation operation = PciOperation::kNone);
 
+// What of the driver's answer was skipped, for people; "" when nothing was: names listed more than
+// once, lines that do not parse (and the first of them), or that it lists no statistics at all.
+std::string ReadingProblems(const FabricReading& reading);
+// One netdev's reading for people (doctor): the driver, how many statistics and how many of them
+// allow-listed, ReadingProblems, and 802.3x pause where it is on.
+std::string DescribeReading(const FabricReading& reading);
+
 const char* DirectionName(Direction direction);        // "rx", "tx", ""
 const char* PciOperationName(PciOperation operation);  // "read", "write", ""
 
