@@ -8,8 +8,15 @@ from generator.panels import (
 )
 
 GPU_CHECKS = "pcie_link|gpu_nic_affinity|gpu_direct|gpu_memory_throughput"
-FABRIC_CHECKS = ("pfc_storm|pfc_pause|roce_congestion_control|roce_drops|link_flaps|link_errors|"
-                 "nic_temperature")
+FABRIC_CHECKS = ("pfc_storm|pfc_pause|global_pause|roce_congestion_control|roce_drops|"
+                 "port_discards|host_receive_starvation|roce_retransmissions|link_flaps|"
+                 "link_errors|nic_temperature")
+# The RDMA transport's retransmission counters (hw_counters) by what they mean, as the
+# roce_retransmissions check reads them: mlx5's and rxe's names.
+RETX_LOSS = ("out_of_sequence|packet_seq_err|implied_nak_seq_err|duplicate_request|rcvd_seq_err|"
+             "out_of_seq_request")
+RETX_TIMEOUT = "local_ack_timeout_err|completer_retry_err|retry_exceeded_err"
+RETX_RNR = "rnr_nak_retry_err|rcvd_rnr_err|send_rnr_err|retry_rnr_exceeded_err"
 
 
 def gpu_path_panels():
@@ -122,11 +129,36 @@ def fabric_panels():
                  % (SEL, SEL),
                  "{{instance}} {{rail}} corrected-bit ratio")),
         "short", minimum=0)
+    retransmissions = timeseries(
+        "RDMA transport retransmissions",
+        "What the roce_retransmissions check judges, from the rails' RDMA ports' hw_counters, per "
+        "second and by meaning: loss (sequence errors and NAKs: out_of_sequence, packet_seq_err, "
+        "implied_nak_seq_err, duplicate_request; rxe rcvd_seq_err, out_of_seq_request), "
+        "timeouts (the ACK timer expired, loss or a dead peer: local_ack_timeout_err; rxe "
+        "completer_retry_err, retry_exceeded_err) and RNR (the peer's application posted no "
+        "receive: rnr_nak_retry_err; rxe rcvd_rnr_err, send_rnr_err, retry_rnr_exceeded_err).",
+        targets((hw_rate(RETX_LOSS), "{{instance}} {{rail}} loss: {{counter}}"),
+                (hw_rate(RETX_TIMEOUT), "{{instance}} {{rail}} timeout: {{counter}}"),
+                (hw_rate(RETX_RNR), "{{instance}} {{rail}} RNR: {{counter}}")),
+        "pps", minimum=0)
+    starvation = timeseries(
+        "Host receive starvation (a host fault)",
+        "Packets that reached the NIC and found no receive buffer posted by the host, per second "
+        "(the host_receive_starvation check): the kernel's Ethernet receive queues not refilled "
+        "in time (rail_nic_receive_discards_total stage=queue, mlx5 rx_out_of_buffer: CPU, IRQ "
+        "affinity, ring size) and RDMA applications that posted no receive in time (the port's "
+        "hw_counters out_of_buffer). Not the fabric: it delivered them.",
+        targets(("rate(rail_nic_receive_discards_total{%s, stage=\"queue\"}[$__rate_interval])"
+                 % SEL, "{{instance}} {{rail}} {{netdev}} receive queue"),
+                (hw_rate("out_of_buffer"), "{{instance}} {{rail}} RDMA receive (out_of_buffer)")),
+        "pps", minimum=0)
     verdicts = state_timeline(
         "Fabric checks",
-        "pfc_storm, pfc_pause, roce_congestion_control, roce_drops, link_flaps, link_errors and "
+        "pfc_storm, pfc_pause, global_pause, roce_congestion_control, roce_drops, port_discards, "
+        "host_receive_starvation, roce_retransmissions, link_flaps, link_errors and "
         "nic_temperature (rail_check_ok): 1 passes, 0 fails; the windowed ones give no verdict "
-        "on the first scrape. rail_check_info has the reason.",
+        "on the first scrape, and the NIC-counter ones none for a NIC that lists no statistics. "
+        "rail_check_info has the reason.",
         targets(("min by (instance, check, rail) "
                  "(rail_check_ok{%s, check=~\"%s\", rail=~\"$rail\"})" % (INST, FABRIC_CHECKS),
                  "{{instance}} {{check}} {{rail}}")),
@@ -135,7 +167,8 @@ def fabric_panels():
         (row("Fabric: pause, congestion, drops, link"), 24, 1),
         (pause, 12, 8), (drops, 12, 8),
         (congestion, 12, 8), (link, 12, 8),
-        (verdicts, 24, 6),
+        (retransmissions, 12, 8), (starvation, 12, 8),
+        (verdicts, 24, 8),
     ]
 
 
