@@ -49,10 +49,10 @@ std::vector<LandingFabricCheck> BuildLandingFabric(
     const std::string& rail, const std::vector<health::CheckResult>& checks,
     const std::vector<inventory::RailFabric>& fabric,
     const std::vector<inventory::RailTemperature>& temperatures) {
-  // Read: a NIC with an allow-list that listed statistics. One that lists none (an empty dump)
-  // gives its checks no evidence, as if it had not been read.
+  // Read: a NIC with an allow-list that listed statistics. One that lists none (EOPNOTSUPP, an
+  // empty dump, "no stats available") gives its checks no evidence, as if it had not been read.
   const bool counters_read = std::any_of(fabric.begin(), fabric.end(), [&](const auto& one) {
-    return one.rail == rail && one.reading.known_driver && one.reading.statistics > 0;
+    return one.rail == rail && one.reading.known_driver && !one.reading.no_statistics;
   });
   // The RDMA port's hw_counters were read when a check judged on them has a verdict for the rail
   // (or, as before, when the NIC's were: the two are read by the same scrape).

@@ -22,7 +22,6 @@ inventory::RailFabric Mlx5Reading(const std::string& rail) {
   fabric.reading.netdev = "eth0";
   fabric.reading.driver = "mlx5_core";
   fabric.reading.known_driver = true;
-  fabric.reading.statistics = 120;
   return fabric;
 }
 
@@ -80,13 +79,13 @@ TEST(LandingFabricTest, TheNewFabricChecksInTheirOrder) {
   EXPECT_EQ(states.at("roce_retransmissions"), "ok");
 }
 
-// A NIC that lists no statistics (an empty dump) gives its checks no evidence: "not read", as
-// if it had not been read, never "no verdict" and never "ok". The RDMA port's hw_counters are
-// read apart from it: a verdict of one check judged on them makes the other's absence
-// "no verdict".
+// A NIC that lists no statistics (EOPNOTSUPP, an empty dump) gives its checks no evidence: "not
+// read", as if it had not been read, never "no verdict" and never "ok". The RDMA port's hw_counters
+// are read apart from it: a verdict of one check judged on them makes the other's absence "no
+// verdict".
 TEST(LandingFabricTest, ANicWithoutStatisticsIsNotReadButItsRdmaPortIs) {
   auto empty = Mlx5Reading("rail0");
-  empty.reading.statistics = 0;
+  empty.reading.no_statistics = true;
   const std::vector<health::CheckResult> checks = {
       {"roce_retransmissions", "rail0", "", false, "rnr_nak_retry_err rose by 4 (RNR)"},
   };
