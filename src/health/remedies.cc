@@ -67,7 +67,8 @@ std::map<std::string, std::string> FabricTemplates() {
        "{netdev} (PFC on the RoCE priority end to end, buffers split to give it room; find the "
        "burst source sending to this port)"},
       {"host_receive_starvation",
-       "host fault, not the fabric: ethtool -S {netdev} | grep -E 'out_of_buffer|ring_discards'; "
+       "host fault, not the fabric: ethtool -S {netdev} | grep -E "
+       "'out_of_buffer|ring_discards|total_discard'; "
        "ethtool -g {netdev} (then ethtool -G {netdev} rx <max>, and spread the NIC's IRQs over "
        "idle cores of its NUMA node); rdma statistic show link {device}/{port}; grep . "
        "/sys/class/infiniband/{device}/ports/{port}/hw_counters/out_of_buffer (rising: an RDMA "
@@ -177,12 +178,14 @@ const std::map<std::string, std::string>& Summaries() {
       {"pfc_storm", "no pause storm error within the window"},
       {"pfc_pause", "PFC pause held the rail for less than the threshold of the window"},
       {"roce_congestion_control", "both DCQCN ends (reaction and notification point) respond"},
-      {"global_pause", "802.3x pause held the link for less than the threshold of the window"},
+      {"global_pause", "802.3x pause stayed below its threshold within the window"},
       {"roce_drops", "the NIC dropped no packet of a lossless priority within the window"},
-      {"port_discards", "the NIC port dropped no received packet within the window"},
+      {"port_discards", "the NIC port's receive discards stayed within their limit in the window"},
       {"host_receive_starvation",
-       "the host had receive buffers posted for every packet the NIC received within the window"},
-      {"roce_retransmissions", "the RDMA transport retransmitted nothing within the window"},
+       "the host posted receive buffers in time (its drops stayed within their limit in the "
+       "window)"},
+      {"roce_retransmissions",
+       "the RDMA transport's retransmissions stayed within their limit in the window"},
       {"link_flaps", "the link stayed up and its transceiver plugged in within the window"},
       {"link_errors",
        "no CRC, symbol or uncorrectable FEC error and few corrected bits within the window"},

@@ -47,12 +47,13 @@ TEST(RemediesTest, FabricChecksNameTheCommandsThatShowAndFixTheFault) {
                     HasSubstr("dcb pfc show dev ens5np0"), HasSubstr("dcb buffer show dev ens5np0"),
                     HasSubstr("burst source")));
   // A host fault, said first, so that nobody starts with the switch.
-  EXPECT_THAT(remedy("host_receive_starvation"),
-              AllOf(::testing::StartsWith("host fault, not the fabric: "),
-                    HasSubstr("ethtool -S ens5np0 | grep -E 'out_of_buffer|ring_discards'"),
-                    HasSubstr("ethtool -g ens5np0"), HasSubstr("rdma statistic show link mlx5_5/1"),
-                    HasSubstr("grep . /sys/class/infiniband/mlx5_5/ports/1/hw_counters/"
-                              "out_of_buffer")));
+  EXPECT_THAT(
+      remedy("host_receive_starvation"),
+      AllOf(::testing::StartsWith("host fault, not the fabric: "),
+            HasSubstr("ethtool -S ens5np0 | grep -E 'out_of_buffer|ring_discards|total_discard'"),
+            HasSubstr("ethtool -g ens5np0"), HasSubstr("rdma statistic show link mlx5_5/1"),
+            HasSubstr("grep . /sys/class/infiniband/mlx5_5/ports/1/hw_counters/"
+                      "out_of_buffer")));
   EXPECT_THAT(remedy("global_pause"),
               AllOf(HasSubstr("ethtool -a ens5np0"), HasSubstr("ethtool -A ens5np0 rx off tx off"),
                     HasSubstr("dcb pfc show dev ens5np0")));
