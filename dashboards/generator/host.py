@@ -8,8 +8,15 @@ from generator.panels import (
 )
 
 GPU_CHECKS = "pcie_link|gpu_nic_affinity|gpu_direct|gpu_memory_throughput"
-FABRIC_CHECKS = ("pfc_storm|pfc_pause|roce_congestion_control|roce_drops|link_flaps|link_errors|"
-                 "nic_temperature")
+FABRIC_CHECKS = ("pfc_storm|pfc_pause|global_pause|roce_congestion_control|roce_drops|"
+                 "port_discards|host_receive_starvation|roce_retransmissions|link_flaps|"
+                 "link_errors|nic_temperature")
+# The RDMA transport's retransmission counters (hw_counters) by what they mean, as the
+# roce_retransmissions check reads them: mlx5's and rxe's names.
+RETX_LOSS = ("out_of_sequence|packet_seq_err|implied_nak_seq_err|duplicate_request|rcvd_seq_err|"
+             "out_of_seq_request")
+RETX_TIMEOUT = "local_ack_timeout_err|completer_retry_err|retry_exceeded_err"
+RETX_RNR = "rnr_nak_retry_err|rcvd_rnr_err|send_rnr_err|retry_rnr_exceeded_err"
 
 
 def gpu_path_panels():
@@ -70,9 +77,10 @@ def gpu_path_panels():
 
 
 def fabric_panels():
-    """What the rails' NICs count about the fabric (the ethtool collector): pause share per
-    priority and direction, storms and drops, CNP and ECN rates, flaps and FEC, and the fabric
-    checks."""
+    """What the rails' NICs count about the fabric (the ethtool collector) and their RDMA ports'
+    hw_counters: PFC and 802.3x pause, storms and lossless-priority drops, port discards, CNP and
+    ECN rates, transport retransmissions, host receive starvation, whether the NIC lists its
+    statistics, flaps and link errors, and the fabric checks."""
     pause = timeseries(
         "PFC pause share per priority and direction",
         "Share of time each rail was paused (rx: its switch held its transmitter, congestion "
@@ -82,17 +90,46 @@ def fabric_panels():
         targets(("rate(rail_nic_pfc_pause_seconds_total{%s}[$__rate_interval])" % SEL,
                  "{{instance}} {{rail}} {{netdev}} {{direction}} prio {{priority}}")),
         "percentunit", minimum=0, threshold=0.1)
+    global_pause = timeseries(
+        "802.3x global pause",
+        "Share of time 802.3x (link-level) pause held each rail (rx) or its switch (tx), from "
+        "rail_nic_global_pause_seconds_total (mlx5, listed only while 802.3x pause is on), and "
+        "the XOFF frames per second (rail_nic_global_pause_frames_total, right axis) of the "
+        "drivers that count no pause time. Global pause stops every priority: a RoCE rail "
+        "should use PFC instead. The global_pause check fails above "
+        "health.global_pause_max_fraction (0.01 by default) or, judged on frames, above "
+        "health.pause_max_frames_per_second.",
+        targets(("rate(rail_nic_global_pause_seconds_total{%s}[$__rate_interval])" % SEL,
+                 "{{instance}} {{rail}} {{netdev}} {{direction}} paused"),
+                ("rate(rail_nic_global_pause_frames_total{%s}[$__rate_interval])" % SEL,
+                 "{{instance}} {{rail}} {{netdev}} {{direction}} frames")),
+        "percentunit", minimum=0, threshold=0.01,
+        overrides=[override("byRegexp", ".* frames", unit="pps",
+                            custom__axisPlacement="right")])
     drops = timeseries(
-        "Pause storms and drops",
-        "Pause-storm events (rail_nic_pause_storm_events_total), per-priority buffer and "
-        "congestion discards (rail_nic_priority_discards_total) and receive discards "
-        "(rail_nic_receive_discards_total), per second.",
+        "Pause storms and lossless-priority drops",
+        "Pause-storm events (rail_nic_pause_storm_events_total: the pfc_storm check) and the "
+        "discards of a priority with PFC on, by its buffer or its congestion handling "
+        "(rail_nic_priority_discards_total: the roce_drops check), per second.",
         targets(("rate(rail_nic_pause_storm_events_total{%s}[$__rate_interval])" % SEL,
                  "{{instance}} {{rail}} storm {{severity}}"),
                 ("rate(rail_nic_priority_discards_total{%s}[$__rate_interval])" % SEL,
-                 "{{instance}} {{rail}} prio {{priority}} {{cause}} discards"),
-                ("rate(rail_nic_receive_discards_total{%s}[$__rate_interval])" % SEL,
-                 "{{instance}} {{rail}} {{stage}} discards")),
+                 "{{instance}} {{rail}} prio {{priority}} {{cause}} discards")),
+        "pps", minimum=0)
+    discards = timeseries(
+        "Port receive discards",
+        "Received packets the NIC's port dropped because its buffers overflowed, per second (the "
+        "port_discards check): the port's total (rail_nic_receive_discards_total stage=port: "
+        "mlx5 rx_discards_phy, bnxt_en rx_stat_discard, ice rx_dropped.nic), split by priority "
+        "(rail_nic_priority_receive_discards_total, mlx5) or CoS queue "
+        "(rail_nic_queue_receive_discards_total, bnxt_en). A fabric or port fault: lossy "
+        "traffic, or PFC not protecting the RoCE priority.",
+        targets(("rate(rail_nic_receive_discards_total{%s, stage=\"port\"}[$__rate_interval])"
+                 % SEL, "{{instance}} {{rail}} {{netdev}} port"),
+                ("rate(rail_nic_priority_receive_discards_total{%s}[$__rate_interval])" % SEL,
+                 "{{instance}} {{rail}} {{netdev}} prio {{priority}}"),
+                ("rate(rail_nic_queue_receive_discards_total{%s}[$__rate_interval])" % SEL,
+                 "{{instance}} {{rail}} {{netdev}} queue {{queue}}")),
         "pps", minimum=0)
     congestion = timeseries(
         "CNP and ECN rates",
@@ -105,37 +142,124 @@ def fabric_panels():
                 ("rate(rail_nic_ecn_marked_packets_total{%s}[$__rate_interval])" % SEL,
                  "{{instance}} {{rail}} prio {{priority}} marked by the NIC")),
         "pps", minimum=0)
-    link = timeseries(
-        "Link flaps and FEC",
+    retransmissions = timeseries(
+        "RDMA transport retransmissions",
+        "What the roce_retransmissions check judges, from the rails' RDMA ports' hw_counters, per "
+        "second and by meaning: loss (sequence errors and NAKs: out_of_sequence, packet_seq_err, "
+        "implied_nak_seq_err, duplicate_request; rxe rcvd_seq_err, out_of_seq_request), "
+        "timeouts (the ACK timer expired, loss or a dead peer: local_ack_timeout_err; rxe "
+        "completer_retry_err, retry_exceeded_err) and RNR (the peer's application posted no "
+        "receive: rnr_nak_retry_err; rxe rcvd_rnr_err, send_rnr_err, retry_rnr_exceeded_err).",
+        targets((hw_rate(RETX_LOSS), "{{instance}} {{rail}} loss: {{counter}}"),
+                (hw_rate(RETX_TIMEOUT), "{{instance}} {{rail}} timeout: {{counter}}"),
+                (hw_rate(RETX_RNR), "{{instance}} {{rail}} RNR: {{counter}}")),
+        "pps", minimum=0)
+    starvation = timeseries(
+        "Host receive starvation (a host fault)",
+        "Packets that reached the NIC and found no receive buffer posted by the host, per second "
+        "(the host_receive_starvation check): the kernel's Ethernet receive queues not refilled "
+        "in time (rail_nic_receive_discards_total stage=queue, mlx5 rx_out_of_buffer; "
+        "rail_nic_ring_discards_total, bnxt_en's ring discards: CPU, IRQ affinity, ring size) "
+        "and RDMA applications that posted no receive in time (the port's hw_counters "
+        "out_of_buffer). Not the fabric: it delivered them.",
+        targets(("rate(rail_nic_receive_discards_total{%s, stage=\"queue\"}[$__rate_interval])"
+                 % SEL, "{{instance}} {{rail}} {{netdev}} receive queue"),
+                ("rate(rail_nic_ring_discards_total{%s, direction=\"rx\"}[$__rate_interval])"
+                 % SEL, "{{instance}} {{rail}} {{netdev}} receive rings"),
+                (hw_rate("out_of_buffer"), "{{instance}} {{rail}} RDMA receive (out_of_buffer)")),
+        "pps", minimum=0)
+    statistics = table(
+        "NIC statistics",
+        "Per rail netdev: its driver and how many ethtool statistics it lists "
+        "(rail_nic_ethtool_statistics), whether it lists any (rail_nic_statistics_available: "
+        "with none, the checks judged on the NIC's counters give the rail no verdict, alert "
+        "RailNicStatisticsMissing) and the entries skipped in the last hour because a name was "
+        "listed twice or a line did not parse (rail_nic_statistics_errors_total).",
+        targets(
+            "max by (instance, rail, netdev, driver) (rail_nic_ethtool_statistics{%s})" % SEL,
+            "min by (instance, rail, netdev) (rail_nic_statistics_available{%s})" % SEL,
+            "sum by (instance, netdev) (increase(rail_nic_statistics_errors_total{%s}[1h]))"
+            % INST,
+            instant=True, fmt="table"),
+        merged_table_transformations(
+            hide=["Time"],
+            order=["instance", "rail", "netdev", "driver", "Value #A", "Value #B", "Value #C"],
+            rename={"instance": "Instance", "rail": "Rail", "netdev": "Netdev",
+                    "driver": "Driver"}),
+        [
+            override("byName", "Value #A", displayName="Statistics"),
+            override("byName", "Value #B", displayName="Listed",
+                     mappings=value_map({0: ("none", "red"), 1: ("yes", "green")}),
+                     custom__cellOptions={"type": "color-background"}),
+            override("byName", "Value #C", displayName="Skipped (1h)", decimals=0),
+        ],
+        sort_by="Rail")
+    flaps = timeseries(
+        "Link flaps and transceiver unplugs",
         "Link-down events the NIC counts (rail_nic_link_down_events_total), carrier changes to "
-        "down (rail_netdev_carrier_down_changes_total), errors FEC did not correct "
-        "(rail_nic_post_fec_symbol_errors_total), per second; and the corrected-bit ratio, "
-        "FEC-corrected bits per received bit (link_errors fails above 1e-6 by default).",
+        "down (rail_netdev_carrier_down_changes_total) and transceiver unplugs "
+        "(rail_nic_module_unplug_events_total, mlx5 module_unplug), per second: the link_flaps "
+        "check.",
         targets(("rate(rail_nic_link_down_events_total{%s}[$__rate_interval])" % SEL,
                  "{{instance}} {{rail}} link down"),
                 (per_netdev("rate(rail_netdev_carrier_down_changes_total{%s}[$__rate_interval])"
                             % INST), "{{instance}} {{rail}} carrier down"),
-                ("rate(rail_nic_post_fec_symbol_errors_total{%s}[$__rate_interval])" % SEL,
-                 "{{instance}} {{rail}} post-FEC errors"),
-                ("rate(rail_nic_fec_corrected_bit_errors_total{%s}[$__rate_interval]) / (8 * "
-                 "rate(rail_nic_physical_receive_bytes_total{%s}[$__rate_interval]))"
-                 % (SEL, SEL),
-                 "{{instance}} {{rail}} corrected-bit ratio")),
+                ("rate(rail_nic_module_unplug_events_total{%s}[$__rate_interval])" % SEL,
+                 "{{instance}} {{rail}} module unplugged")),
         "short", minimum=0)
+    errors = timeseries(
+        "Link errors",
+        "What the link_errors check judges, per second: frames with a bad CRC "
+        "(rail_nic_crc_errors_total), symbol errors before FEC (rail_nic_symbol_errors_total), "
+        "errors FEC did not correct (rail_nic_post_fec_symbol_errors_total, "
+        "rail_nic_fec_uncorrectable_blocks_total), and the bits FEC corrected per lane "
+        "(rail_nic_lane_fec_corrected_bit_errors_total, right axis): one lane far above the "
+        "others points at one fibre or connector.",
+        targets(("rate(rail_nic_crc_errors_total{%s}[$__rate_interval])" % SEL,
+                 "{{instance}} {{rail}} {{netdev}} CRC errors"),
+                ("rate(rail_nic_symbol_errors_total{%s}[$__rate_interval])" % SEL,
+                 "{{instance}} {{rail}} {{netdev}} symbol errors"),
+                ("rate(rail_nic_post_fec_symbol_errors_total{%s}[$__rate_interval])" % SEL,
+                 "{{instance}} {{rail}} {{netdev}} post-FEC errors"),
+                ("rate(rail_nic_fec_uncorrectable_blocks_total{%s}[$__rate_interval])" % SEL,
+                 "{{instance}} {{rail}} {{netdev}} uncorrectable FEC blocks"),
+                ("rate(rail_nic_lane_fec_corrected_bit_errors_total{%s}[$__rate_interval])"
+                 % SEL, "{{instance}} {{rail}} {{netdev}} lane {{lane}} corrected bits")),
+        "short", minimum=0,
+        overrides=[override("byRegexp", ".* corrected bits", custom__axisPlacement="right")])
+    ratio = timeseries(
+        "FEC corrected-bit ratio",
+        "FEC-corrected bits per bit on the wire: over the bits the driver counts received "
+        "(rail_nic_physical_receive_bytes_total, bnxt_en), else over the rail's line rate "
+        "(rail:line_rate_bytes_per_second: mlx5 counts no received bits, and its PHY decodes "
+        "the idle symbols too). The link_errors check fails above "
+        "health.link_max_corrected_bit_ratio (1e-6 by default).",
+        targets(("(rate(rail_nic_fec_corrected_bit_errors_total{%s}[$__rate_interval]) / (8 * "
+                 "rate(rail_nic_physical_receive_bytes_total{%s}[$__rate_interval]))) or "
+                 "(rate(rail_nic_fec_corrected_bit_errors_total{%s}[$__rate_interval]) / on "
+                 "(instance, job, rail) group_left () "
+                 "(8 * rail:line_rate_bytes_per_second{%s}))" % (SEL, SEL, SEL, SEL),
+                 "{{instance}} {{rail}} {{netdev}}")),
+        "short", minimum=0, threshold=1e-6)
     verdicts = state_timeline(
         "Fabric checks",
-        "pfc_storm, pfc_pause, roce_congestion_control, roce_drops, link_flaps, link_errors and "
+        "pfc_storm, pfc_pause, global_pause, roce_congestion_control, roce_drops, port_discards, "
+        "host_receive_starvation, roce_retransmissions, link_flaps, link_errors and "
         "nic_temperature (rail_check_ok): 1 passes, 0 fails; the windowed ones give no verdict "
-        "on the first scrape. rail_check_info has the reason.",
+        "on the first scrape, and the NIC-counter ones none for a NIC that lists no statistics. "
+        "rail_check_info has the reason.",
         targets(("min by (instance, check, rail) "
                  "(rail_check_ok{%s, check=~\"%s\", rail=~\"$rail\"})" % (INST, FABRIC_CHECKS),
                  "{{instance}} {{check}} {{rail}}")),
         OK_FAIL)
     return [
         (row("Fabric: pause, congestion, drops, link"), 24, 1),
-        (pause, 12, 8), (drops, 12, 8),
-        (congestion, 12, 8), (link, 12, 8),
-        (verdicts, 24, 6),
+        (pause, 12, 8), (global_pause, 12, 8),
+        (drops, 12, 8), (discards, 12, 8),
+        (congestion, 12, 8), (retransmissions, 12, 8),
+        (starvation, 12, 8), (statistics, 12, 8),
+        (flaps, 12, 8), (errors, 12, 8),
+        (ratio, 12, 8), (verdicts, 12, 8),
     ]
 
 

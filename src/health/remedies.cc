@@ -53,22 +53,47 @@ std::map<std::string, std::string> FabricTemplates() {
       {"roce_congestion_control",
        "grep . /sys/class/infiniband/{device}/ports/{port}/hw_counters/{{rp_cnp_ignored,np_*}}; "
        "enable DCQCN for the RoCE priority on both sides (ecn/roce_rp and ecn/roce_np)"},
+      {"global_pause",
+       "ethtool -a {netdev}; ethtool -S {netdev} | grep -E 'global_pause|pause_ctrl|pause_frames|"
+       "xoff'; ethtool -A {netdev} rx off tx off (802.3x pause stops every priority: turn it off "
+       "here and on the switch port); dcb pfc show dev {netdev} (PFC on the RoCE priority "
+       "instead)"},
       {"roce_drops",
-       "ethtool -S {netdev} | grep -E 'discard|out_of_buffer'; dcb pfc show dev {netdev} (PFC "
-       "on the RoCE priority on every hop)"},
+       "ethtool -S {netdev} | grep -E 'prio[0-7]_(buf|cong)_discard|prio[0-7]_pause'; dcb pfc "
+       "show dev {netdev}; dcb buffer show dev {netdev} (PFC on the dropping priority on every "
+       "hop, with enough buffer and headroom for it)"},
+      {"port_discards",
+       "ethtool -S {netdev} | grep -E 'discard'; dcb pfc show dev {netdev}; dcb buffer show dev "
+       "{netdev} (PFC on the RoCE priority end to end, buffers split to give it room; find the "
+       "burst source sending to this port)"},
+      {"host_receive_starvation",
+       "host fault, not the fabric: ethtool -S {netdev} | grep -E "
+       "'out_of_buffer|ring_discards|total_discard'; "
+       "ethtool -g {netdev} (then ethtool -G {netdev} rx <max>, and spread the NIC's IRQs over "
+       "idle cores of its NUMA node); rdma statistic show link {device}/{port}; grep . "
+       "/sys/class/infiniband/{device}/ports/{port}/hw_counters/out_of_buffer (rising: an RDMA "
+       "application posts its receives too late)"},
+      {"roce_retransmissions",
+       "rdma statistic show link {device}/{port}; grep . "
+       "/sys/class/infiniband/{device}/ports/{port}/hw_counters/*; loss or timeouts: ethtool -S "
+       "{netdev} | grep -E 'discard|pause' and dcb pfc show dev {netdev} (loss on a lossless "
+       "fabric means PFC is missing on a hop); RNR: the peer's application posts receives too "
+       "slowly"},
       {"link_flaps",
-       "ethtool -S {netdev} | grep link_down; ethtool -m {netdev}; reseat or replace the cable "
-       "or transceiver; check the switch port's log"},
+       "ethtool -S {netdev} | grep -E 'link_down|module_unplug'; ethtool -m {netdev}; reseat or "
+       "replace the cable or transceiver; check the switch port's log"},
       {"link_errors",
-       "ethtool -S {netdev} | grep -E 'symbol_err|corrected_bits|err_lane'; ethtool -m {netdev}; "
-       "clean or replace the cable or transceiver"},
+       "ethtool -S {netdev} | grep -E 'crc|symbol|fec|corrected|err_lane'; ethtool -m {netdev} "
+       "(optical power per lane); ethtool --show-fec {netdev} (the switch port's FEC mode); clean "
+       "or replace the cable or transceiver"},
       {"nic_temperature",
        "grep . /sys/class/hwmon/*/temp*_{{input,crit,label}}; ethtool -m {netdev}; check the "
        "airflow over the NIC"},
       {"qos_config",
-       "dcb pfc show dev {netdev}; dcb app show dev {netdev}; dcb pfc set dev {netdev} prio-pfc "
-       "<roce priority>:on; dcb app replace dev {netdev} dscp-prio <dscp>:<roce priority> (the "
-       "same settings on every rail, and as the switch has them)"},
+       "dcb pfc show dev {netdev}; dcb app show dev {netdev}; ethtool -a {netdev}; dcb pfc set "
+       "dev {netdev} prio-pfc <roce priority>:on; dcb app replace dev {netdev} dscp-prio "
+       "<dscp>:<roce priority>; ethtool -A {netdev} rx off tx off (no 802.3x pause; the same "
+       "settings on every rail, and as the switch has them)"},
   };
 }
 
@@ -153,11 +178,20 @@ const std::map<std::string, std::string>& Summaries() {
       {"pfc_storm", "no pause storm error within the window"},
       {"pfc_pause", "PFC pause held the rail for less than the threshold of the window"},
       {"roce_congestion_control", "both DCQCN ends (reaction and notification point) respond"},
-      {"roce_drops", "no RoCE packet was lost within the window"},
-      {"link_flaps", "the link stayed up within the window"},
-      {"link_errors", "no uncorrected error and few corrected bits within the window"},
+      {"global_pause", "802.3x pause stayed below its threshold within the window"},
+      {"roce_drops", "the NIC dropped no packet of a lossless priority within the window"},
+      {"port_discards", "the NIC port's receive discards stayed within their limit in the window"},
+      {"host_receive_starvation",
+       "the host posted receive buffers in time (its drops stayed within their limit in the "
+       "window)"},
+      {"roce_retransmissions",
+       "the RDMA transport's retransmissions stayed within their limit in the window"},
+      {"link_flaps", "the link stayed up and its transceiver plugged in within the window"},
+      {"link_errors",
+       "no CRC, symbol or uncorrectable FEC error and few corrected bits within the window"},
       {"nic_temperature", "the NIC's sensors are well below their critical temperature"},
-      {"qos_config", "PFC is on for the RoCE priority, configured alike on every rail"},
+      {"qos_config",
+       "PFC is on for the RoCE priority and 802.3x pause off, configured alike on every rail"},
       {"probe_failing", "the rail's probes of the peer get through"},
       {"ucx_device_quirk", "the rail's device has no known fault with this host's UCX"},
   };
@@ -199,8 +233,12 @@ const std::vector<std::string>& CheckTokens() {
                                                    "gpu_memory_throughput",
                                                    "pfc_storm",
                                                    "pfc_pause",
+                                                   "global_pause",
                                                    "roce_congestion_control",
                                                    "roce_drops",
+                                                   "roce_retransmissions",
+                                                   "port_discards",
+                                                   "host_receive_starvation",
                                                    "link_flaps",
                                                    "link_errors",
                                                    "nic_temperature",

@@ -77,8 +77,8 @@ PROBES = (
 
 # Metric families the lab cannot export, and why. An expression that returns nothing is excused
 # only when it reads one of them, and the test checks that they are indeed absent.
-VETH_STATISTICS = ("the veths' ethtool statistics are none of the allow-listed mlx5_core or "
-                   "bnxt_en counters")
+VETH_STATISTICS = ("the veths' ethtool statistics are none of the allow-listed mlx5_core, "
+                   "bnxt_en or ice counters")
 VETH_DCB = ("veth has no DCB operations (rail_qos_dcb_info reads not_supported): no PFC, trust "
             "or DSCP map")
 ABSENT_IN_LAB = {
@@ -91,6 +91,15 @@ ABSENT_IN_LAB = {
     "rail_nic_post_fec_": VETH_STATISTICS,
     "rail_nic_fec_corrected_": VETH_STATISTICS,
     "rail_nic_physical_receive_": VETH_STATISTICS,
+    "rail_nic_global_pause_": VETH_STATISTICS,
+    "rail_nic_priority_receive_discards_": VETH_STATISTICS,
+    "rail_nic_queue_receive_discards_": VETH_STATISTICS,
+    "rail_nic_ring_discards_": VETH_STATISTICS,
+    "rail_nic_module_unplug_": VETH_STATISTICS,
+    "rail_nic_crc_errors_": VETH_STATISTICS,
+    "rail_nic_symbol_errors_": VETH_STATISTICS,
+    "rail_nic_fec_uncorrectable_": VETH_STATISTICS,
+    "rail_nic_lane_fec_": VETH_STATISTICS,
     "rail_qos_trust_info": VETH_DCB,
     "rail_qos_pfc_": VETH_DCB,
     "rail_qos_dscp_priority": VETH_DCB,

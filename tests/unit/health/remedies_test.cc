@@ -21,7 +21,7 @@ TEST(RemediesTest, EveryCheckTokenHasARemedyAndASummary) {
     EXPECT_FALSE(Remedy(verdict, {}).empty()) << token;
     EXPECT_FALSE(CheckSummary(token).empty()) << token;
   }
-  EXPECT_EQ(CheckTokens().size(), 25u);
+  EXPECT_EQ(CheckTokens().size(), 29u);
   EXPECT_EQ(Remedy({"no_such_check", "", "", false, "x"}, {}), "");
 }
 
@@ -31,6 +31,49 @@ TEST(RemediesTest, FillsTheRailsNamesAndPlaceholdersOtherwise) {
   EXPECT_EQ(Remedy(mtu, {}), "ip link set dev <netdev> mtu 9000");
   EXPECT_THAT(Remedy({"transport_fallback", "rail0", "b", false, "tcp"}, {Rail0()}),
               ::testing::HasSubstr("UCX_NET_DEVICES=mlx5_5:1"));
+}
+
+// The fabric checks name the kernel's tools that show each fault and fix it, on the rail's own
+// netdev and RDMA port.
+TEST(RemediesTest, FabricChecksNameTheCommandsThatShowAndFixTheFault) {
+  using ::testing::AllOf;
+  using ::testing::HasSubstr;
+  using ::testing::Not;
+  const auto remedy = [](const std::string& check) {
+    return Remedy({check, "rail0", "", false, "reason"}, {Rail0()});
+  };
+  EXPECT_THAT(remedy("port_discards"),
+              AllOf(HasSubstr("ethtool -S ens5np0 | grep -E 'discard'"),
+                    HasSubstr("dcb pfc show dev ens5np0"), HasSubstr("dcb buffer show dev ens5np0"),
+                    HasSubstr("burst source")));
+  // A host fault, said first, so that nobody starts with the switch.
+  EXPECT_THAT(
+      remedy("host_receive_starvation"),
+      AllOf(::testing::StartsWith("host fault, not the fabric: "),
+            HasSubstr("ethtool -S ens5np0 | grep -E 'out_of_buffer|ring_discards|total_discard'"),
+            HasSubstr("ethtool -g ens5np0"), HasSubstr("rdma statistic show link mlx5_5/1"),
+            HasSubstr("grep . /sys/class/infiniband/mlx5_5/ports/1/hw_counters/"
+                      "out_of_buffer")));
+  EXPECT_THAT(remedy("global_pause"),
+              AllOf(HasSubstr("ethtool -a ens5np0"), HasSubstr("ethtool -A ens5np0 rx off tx off"),
+                    HasSubstr("dcb pfc show dev ens5np0")));
+  EXPECT_THAT(remedy("roce_retransmissions"),
+              AllOf(HasSubstr("rdma statistic show link mlx5_5/1"),
+                    HasSubstr("grep . /sys/class/infiniband/mlx5_5/ports/1/hw_counters/*"),
+                    HasSubstr("ethtool -S ens5np0 | grep -E 'discard|pause'"),
+                    HasSubstr("dcb pfc show dev ens5np0"), HasSubstr("RNR")));
+  EXPECT_THAT(remedy("roce_drops"),
+              AllOf(HasSubstr("prio[0-7]_(buf|cong)_discard"), Not(HasSubstr("out_of_buffer"))));
+  EXPECT_THAT(remedy("link_errors"),
+              AllOf(HasSubstr("ethtool -S ens5np0 | grep -E 'crc|symbol|fec|corrected|err_lane'"),
+                    HasSubstr("ethtool -m ens5np0"), HasSubstr("ethtool --show-fec ens5np0")));
+  EXPECT_THAT(remedy("link_flaps"),
+              AllOf(HasSubstr("module_unplug"), HasSubstr("ethtool -m ens5np0")));
+  EXPECT_THAT(remedy("qos_config"), HasSubstr("ethtool -a ens5np0"));
+  // Without the rail's names, placeholders: never a command on some other interface.
+  EXPECT_THAT(
+      Remedy({"host_receive_starvation", "rail9", "", false, "x"}, {Rail0()}),
+      AllOf(HasSubstr("ethtool -g <netdev>"), HasSubstr("rdma statistic show link <device>/1")));
 }
 
 TEST(RemediesTest, PcieLinkNamesThePciAddressFromTheTopology) {
