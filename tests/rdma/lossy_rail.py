@@ -53,7 +53,7 @@ def counters(text):
 
 def rises(before, after, device):
     """The retransmission counters of device that rose between two readings: {name: rise}."""
-    return {name: after[device][name] - before[device][name]
+    return {name: after[device].get(name, 0) - before[device].get(name, 0)
             for name in RETRANSMISSION_COUNTERS
             if after[device].get(name, 0) > before[device].get(name, 0)}
 
