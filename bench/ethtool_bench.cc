@@ -12,7 +12,9 @@
 #include <string>
 #include <vector>
 
+#include "rail/base/clock.h"
 #include "rail/collectors/collector_set.h"
+#include "rail/health/fabric_sampler.h"
 #include "rail/nic/ethtool.h"
 #include "rail/sysfs/filesystem.h"
 
@@ -37,6 +39,16 @@ class InMemoryStatistics final : public rail::nic::StatisticsSource {
  private:
   rail::nic::EthtoolStatistics statistics_;
   std::string driver_;
+};
+
+class StepClock final : public rail::base::Clock {
+ public:
+  rail::base::TimePoint Now() const override { return now_; }
+  rail::base::WallTime WallNow() const override { return {}; }
+  void Step() { now_ += std::chrono::seconds(10); }
+
+ private:
+  rail::base::TimePoint now_{std::chrono::hours(1)};
 };
 
 void Scrape(benchmark::State& state, const rail::nic::StatisticsSource& statistics,
@@ -83,6 +95,39 @@ void BM_RailsCollectorBaseline(benchmark::State& state) {
   Scrape(state, statistics, {"rails"});
 }
 BENCHMARK(BM_RailsCollectorBaseline)->Unit(benchmark::kMicrosecond);
+
+// The ethtool collector and the health collector together, the counter history holding two
+// samples 10 s apart taken by the fabric sampler (as in the agent): every windowed fabric rule
+// judges every rail each scrape. Less BM_EthtoolCollectorMlx5InMemory: what judging costs.
+void BM_EthtoolAndHealthMlx5InMemory(benchmark::State& state) {
+  const rail::sysfs::RootedFilesystem dumps(kTree + "/ethtool");
+  const rail::nic::DumpStatisticsSource from(dumps);
+  const InMemoryStatistics statistics(from);
+  const rail::sysfs::RootedFilesystem sys(kTree + "/sys");
+  const rail::sysfs::RootedFilesystem proc(kTree + "/proc");
+  rail::collectors::Sources sources;
+  sources.inventory.sys = &sys;
+  sources.inventory.proc = &proc;
+  sources.inventory.nic_statistics = &statistics;
+  sources.health.observe_fabric = false;
+  const rail::collectors::CollectorSet set(sources, {"ethtool", "health"});
+  StepClock clock;
+  rail::health::FabricSampler sampler(set.sources().inventory, sources.health.thresholds,
+                                      set.sources().health.counter_history, clock);
+  sampler.SampleOnce();
+  clock.Step();
+  sampler.SampleOnce();
+  std::size_t verdicts = 0;
+  for (auto _ : state) {
+    const auto families = set.Collect();
+    for (const auto& family : families) {
+      if (family.name == "rail_check_ok") verdicts = family.metric.size();
+    }
+    benchmark::DoNotOptimize(families);
+  }
+  state.counters["verdicts"] = static_cast<double>(verdicts);
+}
+BENCHMARK(BM_EthtoolAndHealthMlx5InMemory)->Unit(benchmark::kMicrosecond);
 
 void BM_KernelStatisticsRead(benchmark::State& state) {
   const char* netdev = std::getenv("RAIL_BENCH_NETDEV");

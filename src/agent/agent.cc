@@ -9,6 +9,7 @@
 #include "rail/base/build_info.h"
 #include "rail/collectors/collector_set.h"
 #include "rail/health/checks.h"
+#include "rail/health/fabric_sampler.h"
 #include "rail/inventory/gid_cache.h"
 #include "rail/nic/dcb.h"
 #include "rail/probe/result_store.h"
@@ -128,6 +129,7 @@ void Agent::StartWeb() {
 void Agent::Stop() {
   started_ = false;
   web_.reset();  // no scrape, landing page or reload runs past here
+  if (fabric_sampler_) fabric_sampler_->Stop();
   if (probing_) probing_->Stop();
 }
 
@@ -204,7 +206,15 @@ void Agent::StartCollectors() {
   sources.config_reload = [this] { return LastReload(); };
   health_log_ = std::make_unique<health::HealthLog>();
   sources.health_log = health_log_.get();
+  const bool sampled = config_.health.fabric_sample_interval > base::Duration::zero();
+  sources.health.observe_fabric = !sampled;
   collectors_ = std::make_shared<collectors::CollectorSet>(std::move(sources), options_.collectors);
+  if (sampled) {
+    const auto& selected = collectors_->sources();
+    fabric_sampler_ = std::make_unique<health::FabricSampler>(
+        selected.inventory, config_.health, selected.health.counter_history, *clock_);
+    fabric_sampler_->Start();
+  }
 }
 
 collectors::ConfigReloadState Agent::LastReload() const {

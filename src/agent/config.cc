@@ -214,15 +214,43 @@ double Fraction(const YAML::Node& node, const std::string& source, const std::st
   return value;
 }
 
+// The per-second limits of the fabric checks: 0 or more.
+void ParseFabricRates(const YAML::Node& node, const std::string& source, health::Thresholds& out) {
+  const std::pair<const char*, double*> rates[] = {
+      {"pause_max_frames_per_second", &out.pause_max_frames_per_second},
+      {"port_discards_max_per_second", &out.port_discards_max_per_second},
+      {"host_receive_drops_max_per_second", &out.host_receive_drops_max_per_second},
+      {"roce_retransmissions_max_per_second", &out.roce_retransmissions_max_per_second},
+  };
+  for (const auto& [key, value] : rates) {
+    if (!node[key]) continue;
+    const std::string name = std::string("health.") + key;
+    *value = Scalar<double>(node[key], source, name, "a number of events per second");
+    if (!(*value >= 0)) Fail(source, name, "must be 0 or more, got " + node[key].Scalar());
+  }
+}
+
 // The thresholds of the checks judged on the NIC's counters and temperatures.
 void ParseFabricHealth(const YAML::Node& node, const std::string& source, health::Thresholds& out) {
   if (node["fabric_window"]) {
     out.fabric_window = DurationValue(node["fabric_window"], source, "health.fabric_window");
   }
+  if (const auto interval = node["fabric_sample_interval"]) {
+    // 0 turns the agent's own sampling off: the counters are then sampled at each scrape.
+    const bool off = interval.IsScalar() && (interval.Scalar() == "0" || interval.Scalar() == "0s");
+    out.fabric_sample_interval =
+        off ? base::Duration::zero()
+            : DurationValue(interval, source, "health.fabric_sample_interval");
+  }
   if (node["pfc_pause_max_fraction"]) {
     out.pfc_pause_max_fraction =
         Fraction(node["pfc_pause_max_fraction"], source, "health.pfc_pause_max_fraction");
   }
+  if (node["global_pause_max_fraction"]) {
+    out.global_pause_max_fraction =
+        Fraction(node["global_pause_max_fraction"], source, "health.global_pause_max_fraction");
+  }
+  ParseFabricRates(node, source, out);
   if (node["link_max_corrected_bit_ratio"]) {
     out.link_max_corrected_bit_ratio = Fraction(node["link_max_corrected_bit_ratio"], source,
                                                 "health.link_max_corrected_bit_ratio");
@@ -247,8 +275,11 @@ void ParseHealth(const YAML::Node& node, const std::string& source, health::Thre
       node,
       {"probe_throughput_min_line_rate_fraction", "probe_throughput_min_sibling_fraction",
        "multirail_max_rail_share", "gpu_nic_max_path", "gpu_memory_min_host_ratio", "fabric_window",
-       "pfc_pause_max_fraction", "link_max_corrected_bit_ratio", "nic_temperature_margin_celsius",
-       "roce_priority", "probe_failing_runs"},
+       "fabric_sample_interval", "pfc_pause_max_fraction", "global_pause_max_fraction",
+       "pause_max_frames_per_second", "port_discards_max_per_second",
+       "host_receive_drops_max_per_second", "roce_retransmissions_max_per_second",
+       "link_max_corrected_bit_ratio", "nic_temperature_margin_celsius", "roce_priority",
+       "probe_failing_runs"},
       source, "health.");
   ParseFabricHealth(node, source, out);
   ParseProbeHealth(node, source, out);

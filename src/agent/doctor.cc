@@ -111,6 +111,35 @@ Finding Info(std::string check, std::string rail, std::string summary, std::stri
   return finding;
 }
 
+// What one netdev's `ethtool -S` (and `ethtool -a`) gave: how much, what was skipped, whether the
+// NIC's checks can judge it at all.
+std::string FabricReadingSummary(const nic::FabricReading& reading) {
+  const std::string driver = reading.driver.empty() ? "unknown" : reading.driver;
+  if (reading.no_statistics) {
+    return fmt::format(
+        "{}: driver {} lists no statistics, so the checks on its NIC's counters are "
+        "not judged",
+        reading.netdev, driver);
+  }
+  std::string summary =
+      fmt::format("{}: driver {} lists {} statistics, {} of them allow-listed", reading.netdev,
+                  driver, reading.statistics, reading.samples.size());
+  if (!reading.repeated_names.empty()) {
+    summary +=
+        fmt::format(" ({} names listed twice, the first kept)", reading.repeated_names.size());
+  }
+  if (reading.unparsable > 0) {
+    summary += fmt::format(" ({} lines that do not parse, the first: '{}')", reading.unparsable,
+                           reading.first_unparsable);
+  }
+  if (reading.pause && (reading.pause->rx || reading.pause->tx)) {
+    summary += fmt::format("; 802.3x pause is on (rx {}, tx {}: ethtool -a {})",
+                           reading.pause->rx ? "on" : "off", reading.pause->tx ? "on" : "off",
+                           reading.netdev);
+  }
+  return summary;
+}
+
 // Per rail, what its NIC's `ethtool -S` gives the agent, and why it has no temperature when it has
 // none. The fabric checks judged over a window need two samples: doctor, one look, leaves them to
 // the agent.
@@ -121,10 +150,7 @@ void NicFabric(inventory::Snapshot& snapshot, std::vector<Finding>& out) {
     std::string statistics;
     for (const auto& [name, reading] : snapshot.Fabric()) {
       if (name != rail.name) continue;
-      statistics += fmt::format("{}{}: driver {} lists {} statistics, {} of them allow-listed",
-                                statistics.empty() ? "" : "; ", reading.netdev,
-                                reading.driver.empty() ? "unknown" : reading.driver,
-                                reading.statistics, reading.samples.size());
+      statistics += (statistics.empty() ? "" : "; ") + FabricReadingSummary(reading);
     }
     out.push_back(Info("ethtool", rail.name,
                        statistics.empty() ? "no ethtool statistics for " + rail.netdev +

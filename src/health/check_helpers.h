@@ -32,7 +32,13 @@ void CheckPfcStorms(const HealthInputs& inputs, std::vector<CheckResult>& out); 
 void CheckPfcPause(const HealthInputs& inputs, std::vector<CheckResult>& out);   // pfc_pause
 void CheckRoceCongestionControl(const HealthInputs& inputs,
                                 std::vector<CheckResult>& out);  // roce_congestion_control
-void CheckRoceDrops(const HealthInputs& inputs, std::vector<CheckResult>& out);   // roce_drops
+void CheckRoceDrops(const HealthInputs& inputs, std::vector<CheckResult>& out);    // roce_drops
+void CheckGlobalPause(const HealthInputs& inputs, std::vector<CheckResult>& out);  // global_pause
+void CheckRoceRetransmissions(const HealthInputs& inputs,
+                              std::vector<CheckResult>& out);  // roce_retransmissions
+void CheckPortDiscards(const HealthInputs& inputs, std::vector<CheckResult>& out);  // port_discards
+void CheckHostReceiveStarvation(const HealthInputs& inputs,
+                                std::vector<CheckResult>& out);  // host_receive_starvation
 void CheckLinkFlaps(const HealthInputs& inputs, std::vector<CheckResult>& out);   // link_flaps
 void CheckLinkErrors(const HealthInputs& inputs, std::vector<CheckResult>& out);  // link_errors
 void CheckNicTemperature(const HealthInputs& inputs,
@@ -46,6 +52,10 @@ void CheckUcxDeviceQuirks(const HealthInputs& inputs,
 // checks' rules find in it, that they find none, or that nothing was read.
 std::string RunDiagnosis(const HealthInputs& inputs, const probe::ProbeResult& run,
                          const std::string& rail);
+
+// The rail's line rate in bytes per second (probe_checks.cc): the port's rate, else the configured
+// expectation, else the netdev's speed for RDMA rails; nullopt when none is known.
+std::optional<double> LineRate(const HealthInputs& inputs, const std::string& rail_name);
 
 // A verdict: failing when `reason` is not empty.
 CheckResult Verdict(std::string check, std::string rail, std::string peer, std::string reason);

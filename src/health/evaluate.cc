@@ -114,6 +114,10 @@ std::vector<CheckResult> EvaluateChecks(const HealthInputs& inputs) {
   detail::CheckPfcPause(inputs, results);
   detail::CheckRoceCongestionControl(inputs, results);
   detail::CheckRoceDrops(inputs, results);
+  detail::CheckRoceRetransmissions(inputs, results);
+  detail::CheckGlobalPause(inputs, results);
+  detail::CheckPortDiscards(inputs, results);
+  detail::CheckHostReceiveStarvation(inputs, results);
   detail::CheckLinkFlaps(inputs, results);
   detail::CheckLinkErrors(inputs, results);
   detail::CheckNicTemperature(inputs, results);

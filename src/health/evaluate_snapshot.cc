@@ -36,7 +36,8 @@ SnapshotVerdicts EvaluateSnapshot(inventory::Snapshot& snapshot, const Context& 
   if (context.counter_history) {
     static const base::SteadyClock kSteady;
     const base::Clock& clock = context.clock ? *context.clock : kSteady;
-    detail::ObserveFabric(inputs, clock.Now(), *context.counter_history);
+    if (context.observe_fabric)
+      detail::ObserveFabric(inputs, clock.Now(), *context.counter_history);
     inputs.history = context.counter_history.get();
   }
   verdicts.checks = EvaluateChecks(inputs);

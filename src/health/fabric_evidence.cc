@@ -51,9 +51,11 @@ void ObserveFabric(const HealthInputs& inputs, base::TimePoint now, CounterHisto
         downed != nullptr && !downed->saturated) {
       history.Observe(PortKey(rail.name, "counters", "link_downed"), now, downed->value, window);
     }
-    for (const char* file : probe::kFabricHwCounters) {
-      if (const auto found = port->hw_counters.find(file); found != port->hw_counters.end()) {
-        history.Observe(PortKey(rail.name, "hw_counters", file), now, found->second, window);
+    for (const std::string_view file : nic::FabricHwCounterFiles()) {
+      if (const auto found = port->hw_counters.find(std::string(file));
+          found != port->hw_counters.end()) {
+        history.Observe(PortKey(rail.name, "hw_counters", found->first), now, found->second,
+                        window);
       }
     }
   }
@@ -71,6 +73,40 @@ void RailRises::EachRise(nic::FabricCounter counter, const EachRiseFunction& eac
     const nic::FabricSample* sample = nullptr;
     if (const auto rise = Rise(*reading, counter, &sample)) each(*reading, *sample, *rise);
   }
+}
+
+void RailRises::EachSampleRise(nic::FabricCounter counter, const EachRiseFunction& each) const {
+  for (const auto* reading : readings_) {
+    for (const auto& sample : reading->samples) {
+      if (sample.counter != counter) continue;
+      if (const auto rise = Sample(*reading, sample)) each(*reading, sample, *rise);
+    }
+  }
+}
+
+RailRises::Rail RailNames(const HealthInputs& inputs, const inventory::Rail& rail) {
+  RailRises::Rail names;
+  names.netdev = rail.netdev;
+  if (!rail.device.empty()) names.port = rail.device + " port " + std::to_string(rail.port);
+  if (const auto bytes = LineRate(inputs, rail.name)) names.line_bits_per_second = *bytes * 8;
+  return names;
+}
+
+void CheckWindowed(const HealthInputs& inputs, const char* check, Rule rule,
+                   const std::function<std::string(const std::string& faults)>& advice,
+                   std::vector<CheckResult>& out, bool ethernet_only) {
+  for (const auto& rail : Rails(inputs)) {
+    if (ethernet_only && rail.link_layer != "Ethernet") continue;
+    const auto found = rule(WindowRises(inputs, rail), inputs.thresholds);
+    if (!found.judged) continue;
+    out.push_back(Verdict(check, rail.name, "",
+                          found.faults.empty() ? std::string() : advice(Join(found.faults, "; "))));
+  }
+}
+
+double PerSecond(const CounterDelta& rise) {
+  const double seconds = std::chrono::duration<double>(rise.span).count();
+  return seconds > 0 ? rise.increase / seconds : 0;
 }
 
 RailRises WindowRises(const HealthInputs& inputs, const inventory::Rail& rail) {
@@ -97,12 +133,11 @@ RailRises WindowRises(const HealthInputs& inputs, const inventory::Rail& rail) {
         const auto slash = path.find('/');
         return lookup(PortKey(name, path.substr(0, slash), path.substr(slash + 1)));
       },
-      [](const CounterDelta& rise) { return "the last " + SpanText(rise.span); }, rail.netdev,
-      rail.device.empty() ? "" : rail.device + " port " + std::to_string(rail.port));
+      [](const CounterDelta& rise) { return "the last " + SpanText(rise.span); },
+      RailNames(inputs, rail));
 }
 
-RailRises RunRises(const probe::RailFabricEvidence& evidence, std::string netdev,
-                   std::string port) {
+RailRises RunRises(const probe::RailFabricEvidence& evidence, RailRises::Rail rail) {
   std::vector<const nic::FabricReading*> readings;
   for (const auto& reading : evidence.nic) readings.push_back(&reading);
   const base::Duration span = RunSpan(evidence);
@@ -117,8 +152,7 @@ RailRises RunRises(const probe::RailFabricEvidence& evidence, std::string netdev
         if (found == evidence.counters.end()) return std::nullopt;
         return CounterDelta{static_cast<double>(found->second), span};
       },
-      [](const CounterDelta&) { return std::string("the run"); }, std::move(netdev),
-      std::move(port));
+      [](const CounterDelta&) { return std::string("the run"); }, std::move(rail));
 }
 
 std::string SpanText(base::Duration span) {

@@ -29,14 +29,20 @@ class RailRises {
   using CounterRise = std::function<std::optional<CounterDelta>(const std::string& path)>;
   using SpanWords = std::function<std::string(const CounterDelta&)>;
 
+  // The rail's names and line rate, for reasons and for ratios to the bits on the wire.
+  struct Rail {
+    std::string netdev;                          // "" when none
+    std::string port;                            // "mlx5_0 port 1", "" when none
+    std::optional<double> line_bits_per_second;  // the port's speed, when known
+  };
+
   RailRises(std::vector<const nic::FabricReading*> readings, SampleRise sample, CounterRise counter,
-            SpanWords span, std::string netdev, std::string port)
+            SpanWords span, Rail rail)
       : readings_(std::move(readings)),
         sample_(std::move(sample)),
         counter_(std::move(counter)),
         span_(std::move(span)),
-        netdev_(std::move(netdev)),
-        port_(std::move(port)) {}
+        rail_(std::move(rail)) {}
 
   // The rail's NIC readings (one per netdev; a bond's slaves each).
   const std::vector<const nic::FabricReading*>& Readings() const { return readings_; }
@@ -64,22 +70,28 @@ class RailRises {
   // What a rise spans, for reasons: "the last 5m", "the run".
   std::string Span(const CounterDelta& rise) const { return span_(rise); }
 
-  const std::string& netdev() const { return netdev_; }  // the rail's netdev, "" when none
-  const std::string& port() const { return port_; }      // "mlx5_0 port 1", "" when none
+  // Calls `each` with every sample of `counter` in every reading that gives a rise (the
+  // per-priority, per-lane and per-queue ones included).
+  void EachSampleRise(nic::FabricCounter counter, const EachRiseFunction& each) const;
+
+  const std::string& netdev() const { return rail_.netdev; }
+  const std::string& port() const { return rail_.port; }
+  std::optional<double> LineBitsPerSecond() const { return rail_.line_bits_per_second; }
 
  private:
   std::vector<const nic::FabricReading*> readings_;
   SampleRise sample_;
   CounterRise counter_;
   SpanWords span_;
-  std::string netdev_;
-  std::string port_;
+  Rail rail_;
 };
 
+// The rail's names and line rate as RailRises reports them.
+RailRises::Rail RailNames(const HealthInputs& inputs, const inventory::Rail& rail);
 // A rail's rises within health.fabric_window, from inputs.history.
 RailRises WindowRises(const HealthInputs& inputs, const inventory::Rail& rail);
-// A rail's rises during one probe run; `netdev` and `port` name the rail's in reasons.
-RailRises RunRises(const probe::RailFabricEvidence& evidence, std::string netdev, std::string port);
+// A rail's rises during one probe run.
+RailRises RunRises(const probe::RailFabricEvidence& evidence, RailRises::Rail rail);
 
 // What one rule found on a rail: whether it could judge (some counter it reads gave a rise), and
 // each fault it found, for reasons.
@@ -88,13 +100,32 @@ struct Findings {
   std::vector<std::string> faults;
 };
 
-// The rules, one in the file of the check that judges by it.
-Findings PauseFindings(const RailRises& rises, double max_fraction);             // pfc_pause
-Findings StormFindings(const RailRises& rises);                                  // pfc_storm
-Findings DropFindings(const RailRises& rises);                                   // roce_drops
-Findings LinkDownFindings(const RailRises& rises);                               // link_flaps
-Findings LinkErrorFindings(const RailRises& rises, double max_corrected_ratio);  // link_errors
-Findings CongestionControlFindings(const RailRises& rises);  // roce_congestion_control
+// The rules, one in the file of the check that judges by it; each reads its thresholds.
+Findings PauseFindings(const RailRises& rises, const Thresholds& limits);        // pfc_pause
+Findings GlobalPauseFindings(const RailRises& rises, const Thresholds& limits);  // global_pause
+Findings StormFindings(const RailRises& rises, const Thresholds& limits);        // pfc_storm
+Findings DropFindings(const RailRises& rises, const Thresholds& limits);         // roce_drops
+Findings RetransmissionFindings(const RailRises& rises,
+                                const Thresholds& limits);  // roce_retransmissions
+Findings PortDiscardFindings(const RailRises& rises, const Thresholds& limits);  // port_discards
+Findings HostStarvationFindings(const RailRises& rises,
+                                const Thresholds& limits);  // host_receive_starvation
+Findings LinkDownFindings(const RailRises& rises, const Thresholds& limits);   // link_flaps
+Findings LinkErrorFindings(const RailRises& rises, const Thresholds& limits);  // link_errors
+Findings CongestionControlFindings(const RailRises& rises,
+                                   const Thresholds& limits);  // roce_congestion_control
+
+using Rule = Findings (*)(const RailRises&, const Thresholds&);
+
+// The skeleton of every windowed check: for each rail (RoCE rails only when `ethernet_only`), the
+// rule over health.fabric_window becomes a verdict, failing with `advice(faults)` as its reason; a
+// rail the rule cannot judge gets none.
+void CheckWindowed(const HealthInputs& inputs, const char* check, Rule rule,
+                   const std::function<std::string(const std::string& faults)>& advice,
+                   std::vector<CheckResult>& out, bool ethernet_only = false);
+
+// The rise per second, 0 for a rise of no span.
+double PerSecond(const CounterDelta& rise);
 
 // "5m" / "90s": a span for reasons.
 std::string SpanText(base::Duration span);

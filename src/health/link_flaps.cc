@@ -1,7 +1,8 @@
 // link_flaps: the rail's link went down within the window. The NIC's own count of physical
 // link-down events is preferred (mlx5 link_down_events_phy, bnxt_en link_down_events); without it,
 // the netdev's carrier_down_count (which also counts an administrator's down/up and driver
-// reconfigurations), and for an IB port without netdev, the PMA's link_downed.
+// reconfigurations), and for an IB port without netdev, the PMA's link_downed. A transceiver
+// unplugged (mlx5 module_unplug) is a link event too, named apart.
 #include <spdlog/fmt/fmt.h>
 
 #include "health/check_helpers.h"
@@ -36,7 +37,7 @@ Evidence LinkDowns(const RailRises& rises) {
 
 }  // namespace
 
-Findings LinkDownFindings(const RailRises& rises) {
+Findings LinkDownFindings(const RailRises& rises, const Thresholds&) {
   const auto evidence = LinkDowns(rises);
   Findings found;
   found.judged = evidence.rise.has_value();
@@ -45,21 +46,28 @@ Findings LinkDownFindings(const RailRises& rises) {
                                        evidence.rise->increase, rises.Span(*evidence.rise),
                                        evidence.counter));
   }
+  rises.EachRise(nic::FabricCounter::kModuleUnplugs, [&](const nic::FabricReading& reading,
+                                                         const nic::FabricSample& unplugs,
+                                                         const CounterDelta& rise) {
+    found.judged = true;
+    if (rise.increase <= 0) return;
+    found.faults.push_back(fmt::format("transceiver unplugged {:.0f} time(s) in {} ({} {})",
+                                       rise.increase, rises.Span(rise), reading.netdev,
+                                       unplugs.source));
+  });
   return found;
 }
 
 void CheckLinkFlaps(const HealthInputs& inputs, std::vector<CheckResult>& out) {
-  for (const auto& rail : Rails(inputs)) {
-    const auto flaps = LinkDownFindings(WindowRises(inputs, rail));
-    if (!flaps.judged) continue;
-    out.push_back(Verdict(
-        "link_flaps", rail.name, "",
-        flaps.faults.empty()
-            ? std::string()
-            : fmt::format("{}: reseat or replace the cable or transceiver (ethtool -m shows its "
-                          "state) and check the switch port's log",
-                          Join(flaps.faults, "; "))));
-  }
+  CheckWindowed(
+      inputs, "link_flaps", LinkDownFindings,
+      [](const std::string& faults) {
+        return faults +
+               ": reseat or replace the cable or transceiver (ethtool -m shows its state) and "
+               "check "
+               "the switch port's log";
+      },
+      out);
 }
 
 }  // namespace rail::health::detail

@@ -1,6 +1,7 @@
 // pfc_storm: the NIC's pause-storm error events rose within the window: it sent pause so long that
-// it gave up pausing its switch (mlx5 tx_pause_storm_error_events), so the lossless priority may
-// have dropped. Warnings (tx_pause_storm_warning_events) alone do not fail; the reason names them.
+// it gave up pausing its switch (mlx5 tx_pause_storm_error_events; bnxt_en's firmware counts the
+// same as continuous_roce_pause_events), so the lossless priority may have dropped. Warnings
+// (tx_pause_storm_warning_events) alone do not fail; the reason names them.
 #include <spdlog/fmt/fmt.h>
 
 #include "health/check_helpers.h"
@@ -8,7 +9,7 @@
 
 namespace rail::health::detail {
 
-Findings StormFindings(const RailRises& rises) {
+Findings StormFindings(const RailRises& rises, const Thresholds&) {
   Findings found;
   rises.EachRise(nic::FabricCounter::kPauseStormErrors, [&](const nic::FabricReading& reading,
                                                             const nic::FabricSample& errors,
@@ -28,19 +29,17 @@ Findings StormFindings(const RailRises& rises) {
 }
 
 void CheckPfcStorms(const HealthInputs& inputs, std::vector<CheckResult>& out) {
-  for (const auto& rail : Rails(inputs)) {
-    const auto storms = StormFindings(WindowRises(inputs, rail));
-    if (!storms.judged) continue;
-    out.push_back(Verdict(
-        "pfc_storm", rail.name, "",
-        storms.faults.empty()
-            ? std::string()
-            : fmt::format("pause storm: {}; the NIC transmitted pause until it timed out, so this "
-                          "host's receive path stalled (look for a hung process or driver, "
-                          "rx_out_of_buffer, PCIe stalls) and the lossless priority may have "
-                          "dropped packets",
-                          Join(storms.faults, "; "))));
-  }
+  CheckWindowed(
+      inputs, "pfc_storm", StormFindings,
+      [](const std::string& faults) {
+        return "pause storm: " + faults +
+               "; the NIC transmitted pause until it timed out, so this host's receive path "
+               "stalled "
+               "(look for a hung process or driver, rx_out_of_buffer, PCIe stalls) and the "
+               "lossless "
+               "priority may have dropped packets";
+      },
+      out);
 }
 
 }  // namespace rail::health::detail

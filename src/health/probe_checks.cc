@@ -45,28 +45,6 @@ void CheckStriping(const HealthInputs& inputs, std::vector<CheckResult>& out) {
   }
 }
 
-// The rail's line rate in bytes per second: the port's rate, else the configured expectation,
-// else the netdev's speed for RDMA rails. A netdev-only TCP rail (a veth) reports a nominal
-// speed that means nothing, so it has a line rate only when one is configured.
-std::optional<double> LineRate(const HealthInputs& inputs, const std::string& rail_name) {
-  const auto& rails = Rails(inputs);
-  const auto rail = std::find_if(rails.begin(), rails.end(), [&](const inventory::Rail& candidate) {
-    return candidate.name == rail_name;
-  });
-  if (rail == rails.end()) return std::nullopt;
-  if (const auto* port = FindPort(inputs, *rail); port != nullptr && port->rate) {
-    return port->rate->BytesPerSecond();
-  }
-  if (rail->expected_rate_gbps) return *rail->expected_rate_gbps * 1e9 / 8;
-  if (rail->transport == inventory::TransportClass::kRdma) {
-    if (const auto* netdev = FindNetDevice(inputs, rail->netdev);
-        netdev != nullptr && netdev->speed_mbps && *netdev->speed_mbps > 0) {
-      return static_cast<double>(*netdev->speed_mbps) * 1e6 / 8;
-    }
-  }
-  return std::nullopt;
-}
-
 double Median(std::vector<double> values) {
   std::sort(values.begin(), values.end());
   const std::size_t middle = values.size() / 2;
@@ -172,6 +150,28 @@ void CheckFallback(const HealthInputs& inputs, std::vector<CheckResult>& out) {
 }
 
 }  // namespace
+
+// The rail's line rate in bytes per second: the port's rate, else the configured expectation,
+// else the netdev's speed for RDMA rails. A netdev-only TCP rail (a veth) reports a nominal
+// speed that means nothing, so it has a line rate only when one is configured.
+std::optional<double> LineRate(const HealthInputs& inputs, const std::string& rail_name) {
+  const auto& rails = Rails(inputs);
+  const auto rail = std::find_if(rails.begin(), rails.end(), [&](const inventory::Rail& candidate) {
+    return candidate.name == rail_name;
+  });
+  if (rail == rails.end()) return std::nullopt;
+  if (const auto* port = FindPort(inputs, *rail); port != nullptr && port->rate) {
+    return port->rate->BytesPerSecond();
+  }
+  if (rail->expected_rate_gbps) return *rail->expected_rate_gbps * 1e9 / 8;
+  if (rail->transport == inventory::TransportClass::kRdma) {
+    if (const auto* netdev = FindNetDevice(inputs, rail->netdev);
+        netdev != nullptr && netdev->speed_mbps && *netdev->speed_mbps > 0) {
+      return static_cast<double>(*netdev->speed_mbps) * 1e6 / 8;
+    }
+  }
+  return std::nullopt;
+}
 
 void CheckProbes(const HealthInputs& inputs, std::vector<CheckResult>& out) {
   CheckStriping(inputs, out);

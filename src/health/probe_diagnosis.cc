@@ -1,8 +1,9 @@
 // The diagnosis of a failing probe_throughput: what the fabric checks' rules (fabric_evidence.h)
 // find in the fabric evidence of the failing run itself (probe::RailFabricEvidence, the rail's
 // counters read at the run's start and end), so that a slow rail's reason says whether the fabric
-// paused, dropped or lost its link while it was measured, or that it did not, or that nothing
-// could be read (no evidence is not a clean bill).
+// paused, dropped, retransmitted or lost its link while it was measured, or that it did not, or
+// that nothing could be read (no evidence is not a clean bill). Every windowed rule judges the
+// run, port discards included: a rail carries RDMA, so what its port drops during a probe counts.
 #include <spdlog/fmt/fmt.h>
 
 #include <algorithm>
@@ -12,21 +13,6 @@
 
 namespace rail::health::detail {
 namespace {
-
-// rx_discards_phy (mlx5): packets the port dropped for want of receive buffers, on any priority.
-// Only the diagnosis reads it: over a window it also counts lossy traffic nobody probed.
-Findings PortDiscardFindings(const RailRises& rises) {
-  Findings found;
-  const auto discarded = [&](const nic::FabricReading& reading, const nic::FabricSample& discards,
-                             const CounterDelta& rise) {
-    found.judged = true;
-    if (rise.increase <= 0) return;
-    found.faults.push_back(fmt::format("{} discarded {:.0f} packets in {} ({})", reading.netdev,
-                                       rise.increase, rises.Span(rise), discards.source));
-  };
-  rises.EachRise(nic::FabricCounter::kPortReceiveDiscards, discarded);
-  return found;
-}
 
 const inventory::Rail* FindRail(const HealthInputs& inputs, const std::string& name) {
   const auto& rails = Rails(inputs);
@@ -47,23 +33,24 @@ std::string RunDiagnosis(const HealthInputs& inputs, const probe::ProbeResult& r
            "ruled out";
   }
   const inventory::Rail* known = FindRail(inputs, rail);
-  const RailRises rises = RunRises(*evidence, known ? known->netdev : "",
-                                   known && !known->device.empty()
-                                       ? known->device + " port " + std::to_string(known->port)
-                                       : "");
-  const auto& limits = inputs.thresholds;
-  const std::pair<const char*, Findings> rules[] = {
-      {"pause", PauseFindings(rises, limits.pfc_pause_max_fraction)},
-      {"pause storms", StormFindings(rises)},
-      {"discards", PortDiscardFindings(rises)},
-      {"RoCE drops", DropFindings(rises)},
-      {"congestion control", CongestionControlFindings(rises)},
-      {"link-down", LinkDownFindings(rises)},
-      {"FEC", LinkErrorFindings(rises, limits.link_max_corrected_bit_ratio)},
+  const RailRises rises =
+      RunRises(*evidence, known ? RailNames(inputs, *known) : RailRises::Rail{});
+  const std::pair<const char*, Rule> rules[] = {
+      {"pause", PauseFindings},
+      {"802.3x pause", GlobalPauseFindings},
+      {"pause storms", StormFindings},
+      {"port discards", PortDiscardFindings},
+      {"host receive buffers", HostStarvationFindings},
+      {"RoCE drops", DropFindings},
+      {"RDMA retransmissions", RetransmissionFindings},
+      {"congestion control", CongestionControlFindings},
+      {"link-down", LinkDownFindings},
+      {"link errors", LinkErrorFindings},
   };
   std::vector<std::string> faults;
   std::vector<std::string> judged;
-  for (const auto& [name, findings] : rules) {
+  for (const auto& [name, rule] : rules) {
+    const auto findings = rule(rises, inputs.thresholds);
     if (findings.judged) judged.emplace_back(name);
     faults.insert(faults.end(), findings.faults.begin(), findings.faults.end());
   }

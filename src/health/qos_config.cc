@@ -108,6 +108,23 @@ std::map<std::string, std::string> DifferingRails(
   return reasons;
 }
 
+// 802.3x pause on the rail's netdevs (`ethtool -a`): it stops every priority, RoCE's and the rest,
+// whenever the NIC or its switch pauses; a RoCE rail uses PFC instead.
+std::string GlobalPauseReason(const HealthInputs& inputs, const std::string& rail) {
+  std::vector<std::string> on;
+  if (inputs.fabric == nullptr) return "";
+  for (const auto& [name, reading] : *inputs.fabric) {
+    if (name != rail || !reading.pause || !(reading.pause->rx || reading.pause->tx)) continue;
+    on.push_back(fmt::format("{} (rx {}, tx {})", reading.netdev, reading.pause->rx ? "on" : "off",
+                             reading.pause->tx ? "on" : "off"));
+  }
+  if (on.empty()) return "";
+  return fmt::format(
+      "802.3x pause is on on {}: it stops every priority of the link; turn it off (ethtool -a "
+      "shows it, ethtool -A <netdev> rx off tx off) and use PFC on the RoCE priority",
+      Join(on));
+}
+
 }  // namespace
 
 void CheckQosConfig(const HealthInputs& inputs, std::vector<CheckResult>& out) {
@@ -124,6 +141,9 @@ void CheckQosConfig(const HealthInputs& inputs, std::vector<CheckResult>& out) {
     }
     if (const auto found = differing.find(qos->rail); found != differing.end()) {
       reasons.push_back(found->second);
+    }
+    if (auto pause = GlobalPauseReason(inputs, qos->rail); !pause.empty()) {
+      reasons.push_back(std::move(pause));
     }
     out.push_back(Verdict("qos_config", qos->rail, "", Join(reasons, "; ")));
   }

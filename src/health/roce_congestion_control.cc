@@ -9,7 +9,7 @@
 
 namespace rail::health::detail {
 
-Findings CongestionControlFindings(const RailRises& rises) {
+Findings CongestionControlFindings(const RailRises& rises, const Thresholds&) {
   const auto ignored = rises.HwCounter("rp_cnp_ignored");
   const auto marked = rises.HwCounter("np_ecn_marked_roce_packets");
   const auto sent = rises.HwCounter("np_cnp_sent");
@@ -33,12 +33,9 @@ Findings CongestionControlFindings(const RailRises& rises) {
 }
 
 void CheckRoceCongestionControl(const HealthInputs& inputs, std::vector<CheckResult>& out) {
-  for (const auto& rail : Rails(inputs)) {
-    if (rail.link_layer != "Ethernet") continue;
-    const auto faults = CongestionControlFindings(WindowRises(inputs, rail));
-    if (!faults.judged) continue;
-    out.push_back(Verdict("roce_congestion_control", rail.name, "", Join(faults.faults, "; ")));
-  }
+  CheckWindowed(
+      inputs, "roce_congestion_control", CongestionControlFindings,
+      [](const std::string& faults) { return faults; }, out, /*ethernet_only=*/true);
 }
 
 }  // namespace rail::health::detail

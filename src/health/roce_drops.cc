@@ -1,7 +1,7 @@
-// roce_drops: RoCE packets were lost within the window: the responder saw out-of-sequence packets
-// (out_of_sequence) or the requester NAKs for a sequence error (packet_seq_err) in the port's
-// hw_counters, or the NIC discarded packets of a lossless priority (rx_prio<p>_buf_discard,
-// _cong_discard on a priority with PFC counters). On a lossless fabric each means a retransmit.
+// roce_drops: the NIC discarded packets of a lossless priority within the window (mlx5
+// rx_prio<p>_buf_discard, rx_prio<p>_cong_discard, on a priority the driver lists PFC counters
+// for). On a lossless priority each one is a RoCE packet lost and retransmitted; what the RDMA
+// transport saw of it is roce_retransmissions'.
 #include <spdlog/fmt/fmt.h>
 
 #include <set>
@@ -25,17 +25,8 @@ std::set<unsigned> PfcPriorities(const nic::FabricReading& reading) {
 
 }  // namespace
 
-Findings DropFindings(const RailRises& rises) {
+Findings DropFindings(const RailRises& rises, const Thresholds&) {
   Findings found;
-  for (const char* file : {"out_of_sequence", "packet_seq_err"}) {
-    const auto rise = rises.HwCounter(file);
-    if (!rise) continue;
-    found.judged = true;
-    if (rise->increase > 0) {
-      found.faults.push_back(
-          fmt::format("{} rose by {:.0f} in {}", file, rise->increase, rises.Span(*rise)));
-    }
-  }
   for (const auto* reading : rises.Readings()) {
     const auto lossless = PfcPriorities(*reading);
     for (const auto& sample : reading->samples) {
@@ -56,18 +47,14 @@ Findings DropFindings(const RailRises& rises) {
 }
 
 void CheckRoceDrops(const HealthInputs& inputs, std::vector<CheckResult>& out) {
-  for (const auto& rail : Rails(inputs)) {
-    const auto drops = DropFindings(WindowRises(inputs, rail));
-    if (!drops.judged) continue;
-    out.push_back(Verdict(
-        "roce_drops", rail.name, "",
-        drops.faults.empty()
-            ? std::string()
-            : fmt::format("RoCE packets lost: {}; on a lossless priority that means PFC is off or "
-                          "mismatched somewhere on the path (dcb pfc show on both hosts and the "
-                          "switch) or a buffer overflowed",
-                          Join(drops.faults, "; "))));
-  }
+  CheckWindowed(
+      inputs, "roce_drops", DropFindings,
+      [](const std::string& faults) {
+        return "RoCE packets dropped by the NIC: " + faults +
+               "; on a lossless priority that means PFC is off or mismatched somewhere on the path "
+               "(dcb pfc show on both hosts and the switch) or a buffer overflowed";
+      },
+      out);
 }
 
 }  // namespace rail::health::detail

@@ -60,6 +60,13 @@ class KernelStatisticsSource final : public StatisticsSource {
     return error;
   }
 
+  std::optional<PauseParameters> Pause(const std::string& netdev) const override {
+    ethtool_pauseparam pause{};
+    pause.cmd = ETHTOOL_GPAUSEPARAM;
+    if (socket_.Command(netdev, &pause) != 0) return std::nullopt;
+    return PauseParameters{pause.autoneg != 0, pause.rx_pause != 0, pause.tx_pause != 0};
+  }
+
   std::optional<std::string> Driver(const std::string& netdev) const override {
     ethtool_drvinfo info{};
     info.cmd = ETHTOOL_GDRVINFO;
@@ -101,13 +108,10 @@ class KernelStatisticsSource final : public StatisticsSource {
     if (const int error = socket_.Command(netdev, stats); error != 0) return error;
     if (stats->n_stats != count) return EAGAIN;
 
-    out->names.resize(count);
-    out->values.resize(count);
-    const char* name = reinterpret_cast<const char*>(strings->data);
-    for (std::uint32_t i = 0; i < count; ++i, name += ETH_GSTRING_LEN) {
-      out->names[i].assign(name, strnlen(name, ETH_GSTRING_LEN));
-      out->values[i] = stats->data[i];
-    }
+    *out = DecodeStatistics(
+        std::string_view(reinterpret_cast<const char*>(strings->data),
+                         static_cast<std::size_t>(count) * ETH_GSTRING_LEN),
+        std::span<const std::uint64_t>(reinterpret_cast<const std::uint64_t*>(stats->data), count));
     return 0;
   }
 

@@ -97,9 +97,9 @@ RailFabricSample FabricEvidenceReader::Read(const ProbeRail& rail) const {
         "class/infiniband/" + rail.rdma_device + "/ports/" + std::to_string(rail.rdma_port) + "/";
     // counters/link_downed: the PMA's count of the port's link going down.
     ReadCounter(sys_, port + "counters/link_downed", "counters/link_downed", &sample.counters);
-    for (const char* file : kFabricHwCounters) {
-      ReadCounter(sys_, port + "hw_counters/" + file, std::string("hw_counters/") + file,
-                  &sample.counters);
+    for (const std::string_view file : nic::FabricHwCounterFiles()) {
+      const std::string path = "hw_counters/" + std::string(file);
+      ReadCounter(sys_, port + path, path, &sample.counters);
     }
   }
   return sample;

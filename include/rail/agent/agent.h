@@ -35,7 +35,8 @@ class ProbingService;
 }
 namespace rail::health {
 class HealthLog;
-}
+class FabricSampler;
+}  // namespace rail::health
 
 namespace rail::agent {
 
@@ -126,6 +127,8 @@ class Agent {
   mutable std::mutex reload_state_mutex_;
   collectors::ConfigReloadState reload_state_;
   std::shared_ptr<collectors::CollectorSet> collectors_;
+  // Samples the fabric counters between scrapes; reads what collectors_ was given.
+  std::unique_ptr<health::FabricSampler> fabric_sampler_;
   std::unique_ptr<web::WebServer> web_;  // started last, stopped first
 };
 

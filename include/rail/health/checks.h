@@ -43,12 +43,34 @@ struct Thresholds {
   // of its host-memory throughput (same peer and size) fails gpu_memory_throughput.
   double gpu_memory_min_host_ratio = 0.5;
   // health.fabric_window ("5m"): the checks judged on counter deltas (pfc_storm, pfc_pause,
-  // roce_congestion_control, roce_drops, link_flaps, link_errors) look at what rose within this
-  // window.
+  // global_pause, roce_congestion_control, roce_drops, roce_retransmissions, port_discards,
+  // host_receive_starvation, link_flaps, link_errors) look at what rose within this window.
   base::Duration fabric_window = std::chrono::minutes(5);
+  // health.fabric_sample_interval ("10s"): how often the agent samples those counters itself,
+  // from a baseline at start, whoever scrapes and however often; 0 samples at each scrape
+  // instead. One `ethtool -S` costs mlx5 a few firmware commands (docs/nic-statistics.md).
+  base::Duration fabric_sample_interval = std::chrono::seconds(10);
   // health.pfc_pause_max_fraction: a rail held by PFC pause (or pausing its switch) on a priority
   // for more than this share of the window fails pfc_pause.
   double pfc_pause_max_fraction = 0.1;
+  // health.global_pause_max_fraction: a rail held by 802.3x (global) pause, or holding its switch,
+  // for more than this share of the window fails global_pause. A RoCE rail should use PFC.
+  double global_pause_max_fraction = 0.01;
+  // health.pause_max_frames_per_second: where the driver counts pause frames but no pause time
+  // (ice; bnxt_en's and mlx5's 802.3x frames), more XOFF frames per second than this fail
+  // pfc_pause or global_pause. One XOFF pauses a 100G link for up to 335 µs, so 500 per second
+  // is at most about a sixth of the time.
+  double pause_max_frames_per_second = 500;
+  // health.port_discards_max_per_second: more received packets per second than this dropped by
+  // the NIC's port fail port_discards (0: any).
+  double port_discards_max_per_second = 0;
+  // health.host_receive_drops_max_per_second: more packets per second than this dropped because
+  // the host posted no receive buffer (Ethernet rings, RDMA receive queues) fail
+  // host_receive_starvation (0: any).
+  double host_receive_drops_max_per_second = 0;
+  // health.roce_retransmissions_max_per_second: more RDMA transport retransmission, timeout and
+  // RNR events per second than this fail roce_retransmissions (0: any).
+  double roce_retransmissions_max_per_second = 0;
   // health.link_max_corrected_bit_ratio: FEC-corrected bits per received bit above this within
   // the window fail link_errors (a healthy cable stays orders of magnitude below).
   double link_max_corrected_bit_ratio = 1e-6;
@@ -106,7 +128,8 @@ struct HealthInputs {
 //   port_active, port_rate, roce_gid, duplicate_subnet, mtu, peer_mtu, peer_version,
 //   counter_saturated, multirail_striping, probe_throughput, transport_fallback,
 //   pcie_link, gpu_nic_affinity, gpu_direct, gpu_memory_throughput, qos_config,
-//   pfc_storm, pfc_pause, roce_congestion_control, roce_drops, link_flaps, link_errors,
+//   pfc_storm, pfc_pause, global_pause, roce_congestion_control, roce_drops,
+//   roce_retransmissions, port_discards, host_receive_starvation, link_flaps, link_errors,
 //   nic_temperature, probe_failing, ucx_device_quirk
 struct CheckResult {
   std::string check;  // one of the tokens above

@@ -30,6 +30,10 @@ struct Context {
   std::shared_ptr<CounterHistory> counter_history = std::make_shared<CounterHistory>();
   // The time of those samples; null: the steady clock.
   const base::Clock* clock = nullptr;
+  // Whether an evaluation samples the counters into the history itself: the default, for doctor
+  // and for an agent whose health.fabric_sample_interval is 0. Off while a FabricSampler feeds
+  // the history, so that the evidence is the same whoever scrapes.
+  bool observe_fabric = true;
 };
 
 // What the checks saw and said, so that a caller showing them reads nothing twice.

@@ -1,8 +1,9 @@
 // What a rail's NIC says about the fabric: PFC and global pause, pause storms, discards, ECN marks,
-// PCIe back-pressure, link-down events and FEC, mapped from the driver's `ethtool -S` names by a
-// table per driver (mlx5_core and bnxt_en). An allow-list: every other statistic is ignored, and a
-// counter the driver does not list (mlx5 lists its per-priority pause counters only while PFC is on
-// for that priority) is absent, never 0.
+// PCIe back-pressure, link-down and module events, CRC, symbol and FEC errors, mapped from the
+// driver's `ethtool -S` names by a table per driver (mlx5_core, bnxt_en, ice). An allow-list whose
+// every name is one the driver's own source emits (data/nic-statistics/, checked by a test): every
+// other statistic is ignored, and a counter the driver does not list (mlx5 lists its per-priority
+// pause counters only while PFC is on for that priority) is absent, never 0.
 #pragma once
 
 #include <cstdint>
@@ -34,6 +35,16 @@ enum class FabricCounter : std::uint8_t {
   kPostFecSymbolErrors,        // symbol errors FEC did not correct
   kFecCorrectedBits,           // bits FEC corrected
   kReceivedBits,               // bits received: the denominator of the two above
+  kPriorityReceiveDiscards,    // per priority: received packets the port dropped (any cause)
+  kQueueReceiveDiscards,       // per CoS queue (index): received packets the port dropped
+  kRingDiscards,               // per direction: the host's rings dropped (bnxt_en ring discards)
+  kGlobalPauseMicroseconds,    // per direction: time paused by 802.3x pause, µs
+  kCrcErrors,                  // frames received with a bad FCS
+  kSymbolErrors,               // symbol errors at the physical layer (before FEC)
+  kFecUncorrectableBlocks,     // FEC blocks that could not be corrected
+  kLaneCorrectedBits,          // per lane (index): bits FEC corrected on that lane
+  kModuleUnplugs,              // the transceiver module was unplugged
+  kLastFabricCounter = kModuleUnplugs,
 };
 
 enum class Direction : std::uint8_t { kNone, kRx, kTx };
@@ -46,6 +57,8 @@ struct FabricSample {
   PciOperation operation = PciOperation::kNone;
   std::uint64_t value = 0;
   std::string source;  // the driver's statistic name, for reasons and docs
+  // The lane of kLaneCorrectedBits, the CoS queue of kQueueReceiveDiscards.
+  std::optional<unsigned> index{};
 };
 
 // One netdev's fabric counters and where they came from.
@@ -55,22 +68,47 @@ struct FabricReading {
   std::size_t statistics = 0;         // how many statistics the driver listed
   std::vector<FabricSample> samples;  // in the driver's order
   bool known_driver = false;          // a mapping table exists for `driver`
+  // The driver listed no statistics at all (EOPNOTSUPP, an empty dump, "no stats available"):
+  // nothing about this netdev's NIC can be judged, which is not the same as nothing wrong.
+  bool no_statistics = false;
+  // Names the driver listed more than once (each counted once here, however often repeated):
+  // the first occurrence is the one mapped, the others are dropped.
+  std::vector<std::string> repeated_names{};
+  // Lines (dumps) or names (the kernel's strings) that did not parse, and the first of them.
+  std::size_t unparsable = 0;
+  std::string first_unparsable{};
+  // Its 802.3x pause settings (`ethtool -a`), where they could be read.
+  std::optional<PauseParameters> pause{};
 };
 
-// Whether `driver` ("mlx5_core", "bnxt_en") has a mapping table.
+// Whether `driver` ("mlx5_core", "bnxt_en", "ice") has a mapping table.
 bool IsKnownDriver(std::string_view driver);
 
-// The allow-listed counters among `statistics` for `driver`; none for an unknown driver.
-std::vector<FabricSample> MapFabricCounters(std::string_view driver,
-                                            const EthtoolStatistics& statistics);
+// The allow-list of `driver`: its statistic names in the kernel tables' form (every integer written
+// {n}, as data/nic-statistics/<driver>.tsv has them); empty for an unknown driver.
+std::vector<std::string_view> AllowListNames(std::string_view driver);
 
-// Reads `netdev`'s statistics from `source` and maps them into `out`: 0, or Read's errno. The
-// driver is the netdev's device/driver link under `sys` (no ioctl; virtual netdevs have none),
+// `name` with every run of decimal digits replaced by {n}, and those numbers in order:
+// "rx_prio3_pause" -> "rx_prio{n}_pause", {3}. A run too long for an unsigned is not a number and
+// stays as it is.
+std::string GeneraliseName(std::string_view name, std::vector<unsigned>* numbers);
+
+// The allow-listed counters among `statistics` for `driver`; none for an unknown driver. A name
+// listed more than once is mapped at its first occurrence only, and named in `repeated` (when
+// given) once.
+std::vector<FabricSample> MapFabricCounters(std::string_view driver,
+                                            const EthtoolStatistics& statistics,
+                                            std::vector<std::string>* repeated = nullptr);
+
+// Reads `netdev`'s statistics from `source` and maps them into `out`: 0, or Read's errno. A driver
+// that lists no statistics (EOPNOTSUPP, or nothing that parses) gives 0 with out->no_statistics.
+// The driver is the netdev's device/driver link under `sys` (no ioctl; virtual netdevs have none),
 // else the source's answer.
 int ReadFabricReading(const StatisticsSource& source, const sysfs::Filesystem& sys,
                       const std::string& netdev, FabricReading* out);
 
-// The first sample of `counter` matching direction, priority and operation, or nullptr.
+// The first sample of `counter` matching direction, priority and operation, without an index (a
+// lane or a queue), or nullptr.
 const FabricSample* FindSample(const FabricReading& reading, FabricCounter counter,
                                Direction direction = Direction::kNone,
                                std::optional<unsigned> priority = std::nullopt,

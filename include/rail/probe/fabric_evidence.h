@@ -13,16 +13,11 @@
 
 #include "rail/nic/ethtool.h"
 #include "rail/nic/fabric_counters.h"
+#include "rail/nic/rdma_counters.h"
 #include "rail/probe/result.h"
 #include "rail/sysfs/filesystem.h"
 
 namespace rail::probe {
-
-// The RDMA port's hw_counters/<file> that the fabric checks read: drops (out_of_sequence,
-// packet_seq_err) and DCQCN (rp_cnp_ignored, np_ecn_marked_roce_packets, np_cnp_sent).
-inline constexpr const char* kFabricHwCounters[] = {"rp_cnp_ignored", "np_ecn_marked_roce_packets",
-                                                    "np_cnp_sent", "out_of_sequence",
-                                                    "packet_seq_err"};
 
 // Whether a NIC counter is evidence of a run: every allow-listed counter but the PCIe stall
 // gauge, whose difference means nothing.

@@ -24,19 +24,23 @@ void to_json(nlohmann::json& out, const FabricSample& sample) {
          {"value", sample.value},
          {"source", sample.source}};
   if (sample.priority) out["priority"] = *sample.priority;
+  if (sample.index) out["index"] = *sample.index;
 }
 
 void from_json(const nlohmann::json& in, FabricSample& sample) {
-  sample.counter = EnumFromJson(in.at("counter"), FabricCounter::kReceivedBits);
+  sample.counter = EnumFromJson(in.at("counter"), FabricCounter::kLastFabricCounter);
   sample.direction = EnumFromJson(in.at("direction"), Direction::kTx);
   sample.operation = EnumFromJson(in.at("operation"), PciOperation::kWrite);
   in.at("value").get_to(sample.value);
   in.at("source").get_to(sample.source);
   if (in.contains("priority")) sample.priority = in.at("priority").get<unsigned>();
+  if (in.contains("index")) sample.index = in.at("index").get<unsigned>();
 }
 
+// A run's evidence is counters: the pause settings (qos_config's) do not cross.
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(FabricReading, netdev, driver, statistics, samples,
-                                                known_driver)
+                                                known_driver, no_statistics, repeated_names,
+                                                unparsable, first_unparsable)
 
 }  // namespace rail::nic
 

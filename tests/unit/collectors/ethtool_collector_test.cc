@@ -73,7 +73,7 @@ TEST_F(EthtoolCollectorTest, FamiliesInBaseUnitsWithTheirLabels) {
   EXPECT_DOUBLE_EQ(Sample(families, "rail_nic_ethtool_statistics",
                           {{"netdev", "enp1s0f0np0"}, {"driver", "mlx5_core"}, {"mapped", "1"}})
                        .value_or(-1),
-                   1490);
+                   1779);
   EXPECT_DOUBLE_EQ(Sample(families, "rail_nic_temperature_celsius",
                           {{"rail", kRail}, {"hwmon", "hwmon3"}, {"label", "asic"}})
                        .value_or(-1),
@@ -84,7 +84,8 @@ TEST_F(EthtoolCollectorTest, FamiliesInBaseUnitsWithTheirLabels) {
       series += family.metric.size();
     }
   }
-  EXPECT_EQ(series, 44u) << "43 allow-listed counters and the statistics count, one rail";
+  EXPECT_EQ(series, 61u) << "57 allow-listed counters, the statistics count, their availability "
+                           "and the two error counts, one rail";
 }
 
 TEST_F(EthtoolCollectorTest, OffMeansNoIoctlAndNoFabricVerdict) {

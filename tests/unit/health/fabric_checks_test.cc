@@ -26,6 +26,7 @@ class FabricHost {
     rail.netdev = "eth0";
     rail.link_layer = "Ethernet";
     rail.present = rail.active = true;
+    rail.expected_rate_gbps = 100;  // the port's speed, for ratios to the bits on the wire
     rails_.push_back(rail);
     sysfs::InfinibandDevice device;
     device.name = "mlx5_0";
@@ -183,7 +184,7 @@ TEST(PfcPauseTest, TransmitterHeldOnTheRocePriorityFails) {
   ASSERT_EQ(verdicts.size(), 1u);
   EXPECT_FALSE(verdicts[0].ok);
   EXPECT_NE(verdicts[0].reason.find("transmitter paused by its switch 40% of the last 1m on "
-                                    "priority 3 (rx_prio3_pause_duration)"),
+                                    "priority 3 (rx_prio3_pause_duration; above 10%)"),
             std::string::npos)
       << verdicts[0].reason;
 }
@@ -224,14 +225,31 @@ TEST(RoceDropsTest, DiscardsOnTheLosslessPriorityFailOthersDoNot) {
   EXPECT_NE(verdicts[0].reason.find("rx_prio3_buf_discard rose by 1"), std::string::npos);
 }
 
-TEST(RoceDropsTest, OutOfSequenceRisingFails) {
+TEST(RoceRetransmissionsTest, OutOfSequenceRisingFailsAsLoss) {
   FabricHost host;
-  host.Scrape("roce_drops", {}, {{"out_of_sequence", 10}, {"packet_seq_err", 3}});
+  host.Scrape("roce_retransmissions", {}, {{"out_of_sequence", 10}, {"packet_seq_err", 3}});
   host.Advance(60s);
   const auto verdicts =
-      host.Scrape("roce_drops", {}, {{"out_of_sequence", 15}, {"packet_seq_err", 3}});
+      host.Scrape("roce_retransmissions", {}, {{"out_of_sequence", 15}, {"packet_seq_err", 3}});
   EXPECT_FALSE(verdicts.at(0).ok);
-  EXPECT_NE(verdicts[0].reason.find("out_of_sequence rose by 5"), std::string::npos);
+  EXPECT_NE(verdicts[0].reason.find("mlx5_0 port 1 out_of_sequence rose by 5 in the last 1m "
+                                    "(loss: the responder received a packet out of sequence)"),
+            std::string::npos)
+      << verdicts[0].reason;
+  EXPECT_EQ(verdicts[0].reason.find("packet_seq_err"), std::string::npos) << "it stayed flat";
+  EXPECT_TRUE(host.Scrape("roce_drops", {}, {{"out_of_sequence", 15}}).empty())
+      << "roce_drops judges the NIC's lossless-priority discards only";
+}
+
+TEST(RoceRetransmissionsTest, ABelowLimitRateAndFlatCountersPass) {
+  FabricHost host;
+  host.thresholds.roce_retransmissions_max_per_second = 1;
+  host.Scrape("roce_retransmissions", {}, {{"local_ack_timeout_err", 100}});
+  host.Advance(60s);
+  // 30 timeouts in a minute: 0.5 per second, under the limit of 1.
+  EXPECT_TRUE(host.Scrape("roce_retransmissions", {}, {{"local_ack_timeout_err", 130}}).at(0).ok);
+  host.Advance(60s);
+  EXPECT_FALSE(host.Scrape("roce_retransmissions", {}, {{"local_ack_timeout_err", 400}}).at(0).ok);
 }
 
 TEST(RoceCongestionControlTest, ReactionPointOffAndNotificationPointOff) {
@@ -273,26 +291,46 @@ TEST(LinkFlapsTest, CarrierDownCountWithoutNicCounters) {
   EXPECT_NE(verdicts[0].reason.find("eth0 carrier_down_count"), std::string::npos);
 }
 
-TEST(LinkErrorsTest, PostFecErrorsAndCorrectedBitRatio) {
+// mlx5 counts no received bits: the ratio is taken against the port's speed (100 Gbit/s here, 6e12
+// bits a minute), and the worst lane is named.
+TEST(LinkErrorsTest, PostFecErrorsAndCorrectedBitRatioAgainstThePortSpeed) {
   FabricHost host;
   host.thresholds.fabric_window = 60s;  // each step judged on its own minute
   Counters counters = {{"rx_pcs_symbol_err_phy", 0},
                        {"rx_corrected_bits_phy", 1000},
-                       {"rx_bits_phy", 1000000000000}};
+                       {"rx_err_lane_0_phy", 0},
+                       {"rx_err_lane_1_phy", 0}};
   host.Scrape("link_errors", counters);
   host.Advance(60s);
-  counters["rx_corrected_bits_phy"] = 2000;  // 1e3 of 1e12 bits: 1e-9, fine
-  counters["rx_bits_phy"] = 2000000000000;
+  counters["rx_corrected_bits_phy"] = 2000;  // 1e3 of 6e12 bits: 1.7e-10, fine
   EXPECT_TRUE(host.Scrape("link_errors", counters).at(0).ok);
   host.Advance(60s);
-  counters["rx_corrected_bits_phy"] = 10002000;  // 1e7 of 1e12 bits: 1e-5
-  counters["rx_bits_phy"] = 3000000000000;
+  counters["rx_corrected_bits_phy"] = 60002000;  // 6e7 of 6e12 bits: 1e-5
+  counters["rx_err_lane_1_phy"] = 59000000;
+  counters["rx_err_lane_0_phy"] = 1000000;
   counters["rx_pcs_symbol_err_phy"] = 2;
   const auto verdicts = host.Scrape("link_errors", counters);
   EXPECT_FALSE(verdicts.at(0).ok);
-  EXPECT_NE(verdicts[0].reason.find("rx_pcs_symbol_err_phy rose by 2"), std::string::npos);
-  EXPECT_NE(verdicts[0].reason.find("corrected-bit ratio 1e-05"), std::string::npos)
+  const auto& reason = verdicts[0].reason;
+  EXPECT_NE(reason.find("rx_pcs_symbol_err_phy rose by 2"), std::string::npos) << reason;
+  EXPECT_NE(reason.find("corrected-bit ratio 1e-05 above 1e-06 (rx_corrected_bits_phy / the "
+                        "port's 100 Gbit/s in the last 1m; worst lane 1 (rx_err_lane_1_phy))"),
+            std::string::npos)
+      << reason;
+}
+
+TEST(LinkErrorsTest, TheLanesStandForTheTotalWhereItIsMissing) {
+  FabricHost host;
+  Counters counters = {{"rx_err_lane_0_phy", 0}, {"rx_err_lane_3_phy", 0}};
+  host.Scrape("link_errors", counters);
+  host.Advance(60s);
+  counters["rx_err_lane_3_phy"] = 600000000;  // 6e8 of 6e12: 1e-4
+  const auto verdicts = host.Scrape("link_errors", counters);
+  ASSERT_EQ(verdicts.size(), 1u);
+  EXPECT_FALSE(verdicts[0].ok);
+  EXPECT_NE(verdicts[0].reason.find("corrected-bit ratio 0.0001"), std::string::npos)
       << verdicts[0].reason;
+  EXPECT_NE(verdicts[0].reason.find("the lanes' rx_err_lane_<n>_phy"), std::string::npos);
 }
 
 TEST(NicTemperatureTest, WithinTheMarginOfCriticalFails) {

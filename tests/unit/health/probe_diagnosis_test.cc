@@ -24,7 +24,11 @@ probe::RailFabricEvidence Evidence(const std::map<std::string, std::uint64_t>& r
   evidence.rail = "rail1";
   evidence.seconds = 2.5;
   if (!rises.empty()) {
-    nic::FabricReading reading{"ra1", "mlx5_core", rises.size(), {}, true};
+    nic::FabricReading reading;
+    reading.netdev = "ra1";
+    reading.driver = "mlx5_core";
+    reading.statistics = rises.size();
+    reading.known_driver = true;
     reading.samples = nic::MapFabricCounters("mlx5_core", statistics);
     evidence.nic.push_back(reading);
   }
@@ -64,11 +68,11 @@ TEST(ProbeDiagnosisTest, PauseShareOfTheRunNamesPriorityDirectionAndCounter) {
   EXPECT_THAT(verdict.reason, HasSubstr("below 50% of its sibling rails' median"));
   EXPECT_THAT(verdict.reason,
               EndsWith("; during the run: ra1 transmitter paused by its switch 38% of the run on "
-                       "priority 3 (rx_prio3_pause_duration)"));
+                       "priority 3 (rx_prio3_pause_duration; above 10%)"));
 
   const auto pausing = SlowRail(Evidence(FlatBut("tx_prio3_pause_duration", 500'000)));
   EXPECT_THAT(pausing.reason, HasSubstr("ra1 paused its switch 20% of the run on priority 3 "
-                                        "(tx_prio3_pause_duration)"));
+                                        "(tx_prio3_pause_duration; above 10%)"));
 }
 
 TEST(ProbeDiagnosisTest, PauseIsJudgedByThePfcPauseThreshold) {
@@ -81,9 +85,12 @@ TEST(ProbeDiagnosisTest, PauseIsJudgedByThePfcPauseThreshold) {
 
 TEST(ProbeDiagnosisTest, DiscardsDropsAndStormsOfTheRun) {
   EXPECT_THAT(SlowRail(Evidence(FlatBut("rx_discards_phy", 120))).reason,
-              HasSubstr("during the run: ra1 discarded 120 packets in the run (rx_discards_phy)"));
-  EXPECT_THAT(SlowRail(Evidence(kFlat, {{"hw_counters/out_of_sequence", 5}})).reason,
-              HasSubstr("during the run: out_of_sequence rose by 5 in the run"));
+              HasSubstr("during the run: ra1 rx_discards_phy rose by 120 in the run"));
+  EXPECT_THAT(
+      SlowRail(Evidence(kFlat, {{"hw_counters/out_of_sequence", 5}})).reason,
+      HasSubstr(
+          "during the run: the RDMA port out_of_sequence rose by 5 in the run (loss: the responder "
+          "received a packet out of sequence)"));
   auto storm = FlatBut("tx_pause_storm_error_events", 1);
   storm["tx_pause_storm_warning_events"] = 4;
   EXPECT_THAT(SlowRail(Evidence(storm)).reason,
@@ -99,16 +106,16 @@ TEST(ProbeDiagnosisTest, LinkDownAndPostFecErrorsOfTheRun) {
   EXPECT_THAT(SlowRail(Evidence({}, {{"carrier_down_count", 1}})).reason,
               HasSubstr("link went down 1 time(s) in the run (ra1 carrier_down_count)"));
   EXPECT_THAT(SlowRail(Evidence(FlatBut("rx_pcs_symbol_err_phy", 7))).reason,
-              HasSubstr("ra1 rx_pcs_symbol_err_phy rose by 7 in the run (errors FEC did not "
-                        "correct)"));
+              HasSubstr("ra1 rx_pcs_symbol_err_phy rose by 7 in the run (frames lost on the "
+                        "link)"));
 }
 
 TEST(ProbeDiagnosisTest, CountersReadAndFlatSayThereWasNone) {
   const auto verdict = SlowRail(Evidence(kFlat, {{"carrier_down_count", 0}}));
   EXPECT_FALSE(verdict.ok) << "the rail is still slow";
   EXPECT_THAT(verdict.reason,
-              EndsWith("; no congestion or link evidence during the run (pause, discards, "
-                       "link-down, FEC counters within limits)"));
+              EndsWith("; no congestion or link evidence during the run (pause, port discards, "
+                       "link-down, link errors counters within limits)"));
   // A pause share within the limit is no evidence either.
   EXPECT_THAT(SlowRail(Evidence(FlatBut("rx_prio3_pause_duration", 100'000))).reason,
               HasSubstr("no congestion or link evidence during the run"));

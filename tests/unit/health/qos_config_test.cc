@@ -118,3 +118,31 @@ TEST(QosConfigTest, NotReadMeansNoVerdict) {
 
 }  // namespace
 }  // namespace rail::health::test
+
+namespace rail::health::test {
+namespace {
+
+TEST(QosConfigTest, GlobalPauseOnARailIsAFinding) {
+  HostConfig config;
+  Host host("spark-dual-rail", config);
+  host.qos = {RailQos("rail0", "enp1s0f0np0", RoceDcb()),
+              RailQos("rail1", "enp1s0f1np1", RoceDcb())};
+  std::vector<inventory::RailFabric> fabric(2);
+  fabric[0].rail = "rail0";
+  fabric[0].reading.netdev = "enp1s0f0np0";
+  fabric[0].reading.pause = nic::PauseParameters{false, true, true};  // ethtool -a: RX on, TX on
+  fabric[1].rail = "rail1";
+  fabric[1].reading.netdev = "enp1s0f1np1";
+  fabric[1].reading.pause = nic::PauseParameters{true, false, false};
+  auto inputs = host.Inputs();
+  inputs.fabric = &fabric;
+  const auto results = EvaluateChecks(inputs);
+  const auto paused = Find(results, "qos_config", "rail0");
+  ASSERT_TRUE(paused);
+  EXPECT_FALSE(paused->ok);
+  EXPECT_THAT(paused->reason, HasSubstr("802.3x pause is on on enp1s0f0np0 (rx on, tx on)"));
+  EXPECT_TRUE(Find(results, "qos_config", "rail1")->ok) << "autonegotiated, but off both ways";
+}
+
+}  // namespace
+}  // namespace rail::health::test

@@ -41,7 +41,8 @@ TEST(FabricCountersTest, Mlx5PfcOnPriorityThree) {
                   PciOperation::kWrite),
             4u);
   EXPECT_EQ(Value(reading, kEcnMarkedPackets, Direction::kNone, 3), 81920u);
-  EXPECT_EQ(Value(reading, kReceivedBits), 96000000000000u);
+  EXPECT_EQ(FindSample(reading, kReceivedBits), nullptr) << "no released mlx5 counts them";
+  EXPECT_EQ(Value(reading, kPriorityReceiveDiscards, Direction::kNone, 3), 17u);
   // Only priority 3 has PFC: no pause counter of another priority, and no XOFF->XON transitions
   // of transmitted pause (mlx5 counts received ones only).
   for (unsigned p = 0; p < 8; ++p) {
@@ -54,10 +55,11 @@ TEST(FabricCountersTest, Mlx5PfcOnPriorityThree) {
 
 TEST(FabricCountersTest, Mlx5AllowListIsSmall) {
   const auto reading = Load("connectx7-mlx5-pfc3");
-  // 5 PFC + 2 global pause + 2 storm + 24 per-priority discards/marks + 2 discards + 4 PCIe + 1
-  // link-down + 3 FEC, out of about 1,500 statistics.
-  EXPECT_EQ(reading.samples.size(), 43u);
-  EXPECT_GT(reading.statistics, 1400u);
+  // 5 PFC + 2 global pause frames + 2 storm + 24 per-priority discards/marks + 8 per-priority
+  // discards + 2 discards + 4 PCIe + 1 link-down + 1 module unplug + 1 CRC + 1 symbol + 2 FEC + 4
+  // lanes, out of 1,779 statistics. Global pause is off: no pause durations.
+  EXPECT_EQ(reading.samples.size(), 57u);
+  EXPECT_EQ(reading.statistics, 1779u);
 }
 
 TEST(FabricCountersTest, PfcMovedToAnotherPriorityKeepsTheCountButNotTheNames) {
@@ -80,21 +82,88 @@ TEST(FabricCountersTest, BnxtEnNamesItsOwnWay) {
   EXPECT_EQ(Value(reading, kLinkDownEvents), 2u);
   EXPECT_EQ(Value(reading, kFecCorrectedBits), 2048u);
   EXPECT_EQ(Value(reading, kGlobalPauseFrames, Direction::kRx), 0u);
-  // Lists every priority's PFC counters (0 where PFC is off), and nothing mlx5-only.
+  // Lists every priority's PFC counters (0 where PFC is off), and nothing mlx5-only; its
+  // firmware's pause-flood count stands for mlx5's storm errors.
   EXPECT_NE(FindSample(reading, kPfcPauseFrames, Direction::kRx, 0), nullptr);
-  EXPECT_EQ(FindSample(reading, kPauseStormErrors), nullptr);
+  EXPECT_EQ(Value(reading, kPauseStormErrors), 0u);
+  EXPECT_EQ(FindSample(reading, kPauseStormWarnings), nullptr);
+  EXPECT_EQ(Value(reading, kPortReceiveDiscards), 24u);
+  EXPECT_EQ(Value(reading, kRingDiscards, Direction::kRx), 310u);
   EXPECT_EQ(FindSample(reading, kPfcPauseTransitions, Direction::kRx, 3), nullptr);
 }
 
 TEST(FabricCountersTest, UnknownDriverMapsNothing) {
-  EthtoolStatistics statistics{{"rx_prio3_pause"}, {5}};
+  EthtoolStatistics statistics{{"rx_prio3_pause"}, {5}, 0, {}};
   EXPECT_TRUE(MapFabricCounters("veth", statistics).empty());
   EXPECT_FALSE(IsKnownDriver("veth"));
   EXPECT_TRUE(IsKnownDriver("mlx5_core"));
 }
 
+TEST(FabricCountersTest, GeneraliseNameWritesEveryNumberAsTheTablesDo) {
+  std::vector<unsigned> numbers;
+  EXPECT_EQ(GeneraliseName("rx_prio3_pause", &numbers), "rx_prio{n}_pause");
+  EXPECT_EQ(numbers, std::vector<unsigned>{3});
+  EXPECT_EQ(GeneraliseName("rx_1519_to_2047_bytes_phy", &numbers), "rx_{n}_to_{n}_bytes_phy");
+  EXPECT_EQ(numbers, (std::vector<unsigned>{1519, 2047}));
+  EXPECT_EQ(GeneraliseName("tx_priority_7_xoff.nic", &numbers), "tx_priority_{n}_xoff.nic");
+  EXPECT_EQ(GeneraliseName("rx_bits", &numbers), "rx_bits");
+  EXPECT_TRUE(numbers.empty());
+  // Too long for an unsigned: not a number, kept as written.
+  EXPECT_EQ(GeneraliseName("x99999999999999999999y", &numbers), "x99999999999999999999y");
+}
+
+TEST(FabricCountersTest, ANameListedTwiceIsMappedOnceAndReported) {
+  EthtoolStatistics statistics{
+      {"rx_discards_phy", "rx_prio3_pause", "rx_discards_phy", "rx_discards_phy", "a", "a"},
+      {5, 1, 9, 11, 0, 0},
+      0,
+      {}};
+  std::vector<std::string> repeated;
+  const auto samples = MapFabricCounters("mlx5_core", statistics, &repeated);
+  ASSERT_EQ(samples.size(), 2u);
+  EXPECT_EQ(samples[0].source, "rx_discards_phy");
+  EXPECT_EQ(samples[0].value, 5u) << "the first occurrence is the one kept";
+  EXPECT_EQ(repeated, (std::vector<std::string>{"rx_discards_phy", "a"}));
+}
+
+TEST(FabricCountersTest, LanesAndQueuesCarryTheirIndex) {
+  EthtoolStatistics mlx5{
+      {"rx_err_lane_2_phy", "module_unplug", "rx_crc_errors_phy"}, {7, 1, 3}, 0, {}};
+  const auto lanes = MapFabricCounters("mlx5_core", mlx5);
+  ASSERT_EQ(lanes.size(), 3u);
+  EXPECT_EQ(lanes[0].counter, FabricCounter::kLaneCorrectedBits);
+  EXPECT_EQ(lanes[0].index, 2u);
+  EXPECT_FALSE(lanes[0].priority);
+  EXPECT_EQ(lanes[1].counter, FabricCounter::kModuleUnplugs);
+  EXPECT_EQ(lanes[2].counter, FabricCounter::kCrcErrors);
+  EthtoolStatistics bnxt{{"rx_discard_packets_cos5", "rx_total_ring_discards"}, {4, 6}, 0, {}};
+  const auto queues = MapFabricCounters("bnxt_en", bnxt);
+  ASSERT_EQ(queues.size(), 2u);
+  EXPECT_EQ(queues[0].counter, FabricCounter::kQueueReceiveDiscards);
+  EXPECT_EQ(queues[0].index, 5u);
+  EXPECT_EQ(queues[1].counter, FabricCounter::kRingDiscards);
+  EXPECT_EQ(queues[1].direction, Direction::kRx);
+}
+
+TEST(FabricCountersTest, IceCountsPauseInFramesPerPriority) {
+  EthtoolStatistics ice{{"rx_priority_3_xoff.nic", "link_xoff_tx.nic", "rx_dropped.nic",
+                         "rx_dropped", "rx_crc_errors.nic"},
+                        {10, 2, 5, 7, 1},
+                        0,
+                        {}};
+  const auto samples = MapFabricCounters("ice", ice);
+  ASSERT_EQ(samples.size(), 4u) << "rx_dropped (a VSI's, host side) is not the port's";
+  EXPECT_EQ(samples[0].counter, FabricCounter::kPfcPauseFrames);
+  EXPECT_EQ(samples[0].priority, 3u);
+  EXPECT_EQ(samples[1].counter, FabricCounter::kGlobalPauseFrames);
+  EXPECT_EQ(samples[1].direction, Direction::kTx);
+  EXPECT_EQ(samples[2].counter, FabricCounter::kPortReceiveDiscards);
+  EXPECT_TRUE(IsKnownDriver("ice"));
+}
+
 TEST(FabricCountersTest, PriorityDigitsOutOfRangeAreNotPriorities) {
-  EthtoolStatistics statistics{{"rx_prio8_pause", "rx_prio33_pause", "rx_prio7_pause"}, {1, 2, 3}};
+  EthtoolStatistics statistics{
+      {"rx_prio8_pause", "rx_prio33_pause", "rx_prio7_pause"}, {1, 2, 3}, 0, {}};
   const auto samples = MapFabricCounters("mlx5_core", statistics);
   ASSERT_EQ(samples.size(), 1u);
   EXPECT_EQ(samples[0].priority, 7u);

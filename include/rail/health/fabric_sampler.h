@@ -1,0 +1,56 @@
+// The fabric checks' evidence on the agent's own cadence: the rails' counters (NIC statistics,
+// carrier_down_count, link_downed, hw_counters) sampled into the counter history every
+// health.fabric_sample_interval from a baseline taken at start, so that what the windowed checks
+// say does not depend on who scrapes or how often (a link that flaps after start and before the
+// first scrape shows on that scrape), and two Prometheus replicas see one verdict.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "rail/base/clock.h"
+#include "rail/health/checks.h"
+#include "rail/inventory/snapshot.h"
+
+namespace rail::health {
+
+class FabricSampler {
+ public:
+  // `sources` (copied; what it points to outlives the sampler): what each sample reads, the NIC
+  // statistics only when sources.fabric is set. `history`: the one the scrapes' checks read.
+  FabricSampler(inventory::Sources sources, Thresholds thresholds,
+                std::shared_ptr<CounterHistory> history, const base::Clock& clock);
+  ~FabricSampler();  // Stop()
+  FabricSampler(const FabricSampler&) = delete;
+  FabricSampler& operator=(const FabricSampler&) = delete;
+
+  // Takes the baseline now, then samples every thresholds.fabric_sample_interval on a thread of
+  // its own (none when the interval is 0).
+  void Start();
+  // Ends the thread; idempotent.
+  void Stop();
+  // One sample at the clock's now.
+  void SampleOnce();
+  // Samples taken so far (rail_fabric_samples_total).
+  std::uint64_t Samples() const { return samples_.load(); }
+
+ private:
+  void Loop();
+
+  const inventory::Sources sources_;
+  const Thresholds thresholds_;
+  const std::shared_ptr<CounterHistory> history_;
+  const base::Clock& clock_;
+  std::atomic<std::uint64_t> samples_{0};
+
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  std::thread thread_;  // last: starts once everything it reads exists
+};
+
+}  // namespace rail::health
