@@ -21,12 +21,14 @@ import rdma_lab
 from rdma_lab import find, series, DEVICE, NETDEV, RAILS
 
 LOSSY = "rail1"
-# 1%: rxe's RC recovers every loss (the responder NAKs the gap, the requester goes back to it)
-# and the queue pair survives. Measured with this step's probe: 0.5%, 1%, 3% and 5% all
-# completed, the lossy rail at 12%, 4%, 1.7% and 0.3% of the clean rail's rate; at 1% it stays
-# above the lab's line-rate floor (125 kB/s), so probe_throughput fails by the sibling rule alone,
-# and host a's rcvd_seq_err and completer_retry_err rose by about 7 each.
-LOSS_PERCENT = 1
+# 3%: rxe's RC recovers every loss (the responder NAKs the gap, the requester goes back to it)
+# and the queue pair survives. Measured with this step's probe on a quiet machine: 0.5%, 1%, 3%
+# and 5% all completed, the lossy rail at 12%, 4%, 1.7% and 0.3% of the clean rail's rate, host
+# a's rcvd_seq_err and completer_retry_err up by 5 to 16 each. On a busy machine the clean rail
+# is bound by the guests' CPU: 1% once left the lossy rail at 79% of it, and probe_throughput
+# passed; at 3% the lossy rail stays far behind, so probe_throughput fails there (and gives its
+# diagnosis) in any weather, while the check asserts only what a failing verdict must say.
+LOSS_PERCENT = 3
 LOSS = "netem loss %g%%" % LOSS_PERCENT
 # rxe's hw_counters that count a retransmission, a timeout or an RNR (roce_retransmissions).
 RETRANSMISSION_COUNTERS = ("rcvd_seq_err", "out_of_seq_request", "duplicate_request",
@@ -209,20 +211,29 @@ class LossyRailTests:
             if labels["kind"] == "ucx_throughput"})
 
     def check_retransmissions(self, host, samples, before, after):
-        """roce_retransmissions fails on the lossy rail alone; what its reason names rose in the
-        kernel's reading by at least as much, and nothing rose on the other rail."""
-        other = RAILS[1 - RAILS.index(LOSSY)]
+        """roce_retransmissions fails on the lossy rail, which the kernel saw retransmit; on each
+        rail it fails where the kernel saw rises, naming them by at most the kernel's figures,
+        and passes where the kernel saw none (the clean rail, unless the guests were so short of
+        CPU that rxe dropped packets there too)."""
         kernel = {rail: rises(before, after, DEVICE[rail]) for rail in RAILS}
         verdict = self.verdicts({host: samples})[host]
         print("host %s: kernel's retransmission counter rises %s; roce_retransmissions %s" % (
             host, kernel, {rail: verdict.get(("roce_retransmissions", rail)) for rail in RAILS}))
-        self.assertEqual(kernel[other], {}, "the clean rail retransmitted (host %s)" % host)
         self.assertNotEqual(kernel[LOSSY], {}, "rxe did not retransmit (host %s)" % host)
-        self.assertEqual(verdict.get(("roce_retransmissions", other)), (1.0, None), host)
-        value, reason = verdict[("roce_retransmissions", LOSSY)]
-        self.assertEqual(value, 0.0, reason)
-        self.assertIn(DEVICE[LOSSY], reason)
-        self.check_named_rises(reason, kernel[LOSSY])
+        for rail in RAILS:
+            self.assertIn(("roce_retransmissions", rail), verdict, (host, rail))
+            value, reason = verdict[("roce_retransmissions", rail)]
+            if not kernel[rail]:
+                self.assertEqual((value, reason), (1.0, None), "host %s %s: the kernel saw no "
+                                 "retransmission" % (host, rail))
+                continue
+            if rail != LOSSY:
+                print("host %s: the clean rail %s retransmitted too (rxe drops packets when the "
+                      "guests are short of CPU): 'only on %s' is not shown by this run" % (
+                          host, rail, LOSSY))
+            self.assertEqual(value, 0.0, (host, rail, kernel[rail]))
+            self.assertIn(DEVICE[rail], reason)
+            self.check_named_rises(reason, kernel[rail])
 
     def check_named_rises(self, reason, kernel_rises):
         """The counters a reason says rose: at least one, each one that the kernel saw rise, by

@@ -125,7 +125,10 @@ EXPECTED_SERIES = ({("ucx_rtt", rail, size) for rail in RAILS for size in ("8", 
 #   second scrape on): 1.
 #   roce_retransmissions (rxe's retransmission, timeout and RNR hw_counters, sampled by the
 #   agent every health.fabric_sample_interval from its start; a verdict from the second sample
-#   on): 1, no RC packet was lost. Test 9 makes rail1 lose packets and judges it with raw scrapes.
+#   on): 1, or 0 with a reason naming the rail's rxe device and a counter that rose: the emulated
+#   rails really drop packets when the guests are short of CPU (test 2 saw duplicate_request and
+#   completer_retry_err rise on rxe0 with the machine at load 8), so any step may see a real
+#   retransmission. Test 9 makes rail1 lose packets and judges the check against the kernel.
 #   pcie_link: absent (rxe is a virtual device with no PCI function); the GPU checks: absent
 #   (no GPU); the other fabric checks: absent (virtio_net has no allow-listed ethtool
 #   statistics, rxe none of the mlx5 congestion hw_counters, no hwmon, no DCB).
@@ -141,7 +144,8 @@ VERDICTS = {
     "transport_fallback": {"per": "rail_peer", "value": 1, "after": True},
     "multirail_striping": {"per": "peer", "value": 1, "after": True},
     "link_flaps": {"per": "rail", "value": 1, "after": True},
-    "roce_retransmissions": {"per": "rail", "value": 1, "after": True},
+    "roce_retransmissions": {"per": "rail", "value": 1, "after": True,
+                             "or_failing": r"\b%(device)s port 1 [a-z_]+ rose by \d+"},
     # From the first result of a series; multi-rail series are judged on "rail0+rail1".
     "probe_failing": {"per": "rail_peer", "value": 1, "after": True},
     # UCX 1.13 on rxe with the IPv4 GID at index 1: fails on both hosts although their workers
@@ -231,8 +235,12 @@ class RdmaLabTest(rdma_lab.RdmaLabTestCase, inventory_checks.InventoryTests,
                                  "expected on rxe; reason: %s" % (
                                      host, check, rail, peer, value,
                                      reasons.get((check, rail, peer))))
-            self.assertEqual(value, expected["value"], "host %s: %s rail=%r peer=%r: %s" % (
-                host, check, rail, peer, reasons.get((check, rail, peer))))
+            if value == 0 and "or_failing" in expected:
+                self.assertRegex(reasons.get((check, rail, peer), ""), expected["or_failing"] % {
+                    "device": DEVICE[rail]}, (host, check, rail))
+            else:
+                self.assertEqual(value, expected["value"], "host %s: %s rail=%r peer=%r: %s" % (
+                    host, check, rail, peer, reasons.get((check, rail, peer))))
             per = expected["per"]
             if check == "ucx_device_quirk":
                 for setting in QUIRK_SETTINGS:
