@@ -32,12 +32,12 @@ THROTTLE_TIMEOUT = 150  # seconds for both rails to have a result and a verdict
 class RailFaultTests:
     """Mixed into rdma_lab_test.RdmaLabTest (self.lab, self.probe, the agent configuration)."""
 
-    def stop_agent(self, name):
-        """Ends an agent started in host a (its probes would run beside these), waiting until it
-        has exited."""
+    def stop_agent(self, name, host="a"):
+        """Ends an agent started in host (by default a: its probes would run beside these),
+        waiting until it has exited."""
         pid = self.lab.pid(name)
         if pid:
-            self.lab.run("a", "kill %d 2>/dev/null; for i in $(seq 1 60); do kill -0 %d "
+            self.lab.run(host, "kill %d 2>/dev/null; for i in $(seq 1 60); do kill -0 %d "
                          "2>/dev/null || exit 0; sleep 0.5; done; exit 1" % (pid, pid))
 
     def throttle(self, on):

@@ -12,6 +12,7 @@ the tests write for them (configurations, secrets, scripts) go into the lab's sh
   set_up_lab() then starts what it needs), down in tearDownClass. Where the lab cannot run
   (not root, no QEMU, no Debian kernel with rdma_rxe) the class is skipped with the reason, and
   that skip is a failure when RAIL_REQUIRE_RDMA_LAB=1 (CI sets it: there the lab must run).
+  skip_step() does the same for one test that needs more than the lab (a kernel module).
 * parse(): the samples of an exposition text as (name, labels, value).
 """
 
@@ -209,3 +210,9 @@ class RdmaLabTestCase(unittest.TestCase):
     @classmethod
     def tearDownClass(cls):
         cls.lab.down()
+
+    def skip_step(self, reason):
+        """Skips this test with the reason, or fails it when RAIL_REQUIRE_RDMA_LAB=1."""
+        if os.environ.get(REQUIRE) == "1":
+            self.fail("%s, and %s=1 requires every step to run" % (reason, REQUIRE))
+        self.skipTest(reason)

@@ -20,16 +20,21 @@ probes host b with every probe kind over both rails. The tests run in order:
    emulated);
 7.-8. faults of one rail (rail_faults.py): a rail throttled to 10 Mbit/s, the probe worker killed
    with a run queued on the other rail;
-9. the quirk handling off: both agents restarted without ucx_device_quirk_workaround and without
+9. a rail that loses packets (lossy_rail.py): netem loss on rail1 while host a probes both rails
+   over rc_verbs; rxe retransmits on rail1 and roce_retransmissions fails there alone, in both
+   agents, against the kernel's own counters (`rdma statistic show`);
+10. the quirk handling off: both agents restarted without ucx_device_quirk_workaround and without
    any UCX setting; host a's UCX probe series fails probe_failing with UCX's fatal line in the
    reason, and ucx_device_quirk names the settings.
+
+The tests run by their number (main() orders them so: test_10_ after test_9_).
 
 Every scrape of an agent (assert_verdicts) checks every rail_check_ok series against VERDICTS.
 
 Without UCX_UD_VERBS_ETH_DGID_CHECK=n UCX 1.13's UD wire-up times out over rxe's IPv4 RoCE v2 GID
 and every UCX probe aborts its worker (issue 22, item 1). Tests 1 to 6 give the agents
 `ucx_device_quirk_workaround: true` (their workers get the setting, nothing else does) and no
-UCX setting of their own, and ucx_device_quirk fails on every rail throughout; test 9 shows what
+UCX setting of their own, and ucx_device_quirk fails on every rail throughout; test 10 shows what
 happens without it.
 """
 
@@ -43,6 +48,7 @@ import time
 import unittest
 
 import inventory_checks
+import lossy_rail
 import rail_faults
 import rdma_lab
 import reference_tools
@@ -51,7 +57,7 @@ from rdma_lab import find, series, DEVICE, RAILS
 BINARY = None  # the build's rail_exporter and probe worker (main() sets them)
 WORKER = None
 QUIRK_SETTINGS = ("UCX_UD_VERBS_ETH_DGID_CHECK=n", "UCX_IB_GID_INDEX=0")
-# Test 7: one UCX series (ucx_rtt over rail0, 8 B), often, so that it fails
+# Test 10: one UCX series (ucx_rtt over rail0, 8 B), often, so that it fails
 # health.probe_failing_runs (3) runs in a row before the worker's crash loop (5 deaths in a row
 # without an answer) stops the restarts.
 FAILING_RUNS = 3
@@ -117,6 +123,12 @@ EXPECTED_SERIES = ({("ucx_rtt", rail, size) for rail in RAILS for size in ("8", 
 #   am at 256 KiB: about 50% per rail): 1.
 #   link_flaps (from the virtio netdevs' carrier counters; judged over a window, so from the
 #   second scrape on): 1.
+#   roce_retransmissions (rxe's retransmission, timeout and RNR hw_counters, sampled by the
+#   agent every health.fabric_sample_interval from its start; a verdict from the second sample
+#   on): 1, or 0 with a reason naming the rail's rxe device and a counter that rose: the emulated
+#   rails really drop packets when the guests are short of CPU (test 2 saw duplicate_request and
+#   completer_retry_err rise on rxe0 with the machine at load 8), so any step may see a real
+#   retransmission. Test 9 makes rail1 lose packets and judges the check against the kernel.
 #   pcie_link: absent (rxe is a virtual device with no PCI function); the GPU checks: absent
 #   (no GPU); the other fabric checks: absent (virtio_net has no allow-listed ethtool
 #   statistics, rxe none of the mlx5 congestion hw_counters, no hwmon, no DCB).
@@ -132,6 +144,8 @@ VERDICTS = {
     "transport_fallback": {"per": "rail_peer", "value": 1, "after": True},
     "multirail_striping": {"per": "peer", "value": 1, "after": True},
     "link_flaps": {"per": "rail", "value": 1, "after": True},
+    "roce_retransmissions": {"per": "rail", "value": 1, "after": True,
+                             "or_failing": r"\b%(device)s port 1 [a-z_]+ rose by \d+"},
     # From the first result of a series; multi-rail series are judged on "rail0+rail1".
     "probe_failing": {"per": "rail_peer", "value": 1, "after": True},
     # UCX 1.13 on rxe with the IPv4 GID at index 1: fails on both hosts although their workers
@@ -158,7 +172,8 @@ def agent_config(host, peers=True, workaround=True, probes=PROBES):
 
 
 class RdmaLabTest(rdma_lab.RdmaLabTestCase, inventory_checks.InventoryTests,
-                  reference_tools.ReferenceToolTests, rail_faults.RailFaultTests):
+                  reference_tools.ReferenceToolTests, rail_faults.RailFaultTests,
+                  lossy_rail.LossyRailTests):
     # What the mixed-in tests take from this file.
     line_rate_fraction = LINE_RATE_FRACTION
     message_size = MESSAGE_SIZE
@@ -176,6 +191,10 @@ class RdmaLabTest(rdma_lab.RdmaLabTestCase, inventory_checks.InventoryTests,
     @staticmethod
     def agent_config_text(host):
         return agent_config(host)
+
+    @staticmethod
+    def responder_config_text():
+        return agent_config("b", peers=False)
 
     @classmethod
     def set_up_lab(cls):
@@ -216,8 +235,12 @@ class RdmaLabTest(rdma_lab.RdmaLabTestCase, inventory_checks.InventoryTests,
                                  "expected on rxe; reason: %s" % (
                                      host, check, rail, peer, value,
                                      reasons.get((check, rail, peer))))
-            self.assertEqual(value, expected["value"], "host %s: %s rail=%r peer=%r: %s" % (
-                host, check, rail, peer, reasons.get((check, rail, peer))))
+            if value == 0 and "or_failing" in expected:
+                self.assertRegex(reasons.get((check, rail, peer), ""), expected["or_failing"] % {
+                    "device": DEVICE[rail]}, (host, check, rail))
+            else:
+                self.assertEqual(value, expected["value"], "host %s: %s rail=%r peer=%r: %s" % (
+                    host, check, rail, peer, reasons.get((check, rail, peer))))
             per = expected["per"]
             if check == "ucx_device_quirk":
                 for setting in QUIRK_SETTINGS:
@@ -412,7 +435,7 @@ class RdmaLabTest(rdma_lab.RdmaLabTestCase, inventory_checks.InventoryTests,
                               timeout=PROBE_TIMEOUT, check=False)
         return self.parse_probe(result.stdout)
 
-    # -- 9. without the workaround -----------------------------------------------------------
+    # -- 10. without the workaround -----------------------------------------------------------
 
     def environments(self, host):
         """The environment variables of host's agent and of its probe worker ("" when none
@@ -422,10 +445,10 @@ class RdmaLabTest(rdma_lab.RdmaLabTestCase, inventory_checks.InventoryTests,
                             "w=$(pgrep -P %d | head -1); [ -n \"$w\" ] && tr '\\0' '\\n' < "
                             "/proc/$w/environ; true" % (pid, pid)).stdout.split("=== worker\n")
 
-    def test_9_without_the_quirk_workaround(self):
+    def test_10_without_the_quirk_workaround(self):
         lab = self.lab
         for host in rdma_lab.HOSTS:
-            pid = lab.pid("agent-" + host)  # host a's is stopped by tests 7 and 8
+            pid = lab.pid("agent-" + host)  # host a's is stopped by tests 7 to 9
             if not pid:
                 continue
             lab.run(host, "kill %d 2>/dev/null; for i in $(seq 1 150); do kill -0 %d 2>/dev/null "
@@ -499,6 +522,14 @@ for i in range(count.value):
 print(json.dumps(answers))
 """
 
+def by_step(first, second):
+    """Orders test methods by their step number (test_10_ after test_9_)."""
+    def key(name):
+        match = re.match(r"test_(\d+)_", name)
+        return (int(match.group(1)) if match else 0, name)
+    return (key(first) > key(second)) - (key(first) < key(second))
+
+
 def main():
     global BINARY, WORKER
     parser = argparse.ArgumentParser(add_help=False)
@@ -506,7 +537,9 @@ def main():
     parser.add_argument("--worker", required=True)
     args, rest = parser.parse_known_args(sys.argv[1:])
     BINARY, WORKER = args.binary, args.worker
-    unittest.main(argv=[sys.argv[0]] + rest, verbosity=2)
+    loader = unittest.TestLoader()
+    loader.sortTestMethodsUsing = by_step
+    unittest.main(argv=[sys.argv[0]] + rest, verbosity=2, testLoader=loader)
 
 
 if __name__ == "__main__":
