@@ -170,7 +170,8 @@ class EthtoolCollector final : public Collector {
     auto errors = detail::Counter(
         "rail_nic_statistics_errors_total",
         "Statistics of the NIC driver's output that were skipped, per netdev and reason: "
-        "duplicate_name (a name listed again; the first is kept) and unparsable_line (a dump "
+        "duplicate_name (an allow-listed name listed again; the first is kept) and unparsable_line "
+        "(a dump "
         "line, or a name of the kernel's answer, that does not parse).");
     for (const auto& [key, count] : errors_) {
       errors.Add({{"netdev", key.first}, {"reason", key.second}}, static_cast<double>(count));

@@ -71,8 +71,8 @@ struct FabricReading {
   // The driver listed no statistics at all (EOPNOTSUPP, an empty dump, "no stats available"):
   // nothing about this netdev's NIC can be judged, which is not the same as nothing wrong.
   bool no_statistics = false;
-  // Names the driver listed more than once (each counted once here, however often repeated):
-  // the first occurrence is the one mapped, the others are dropped.
+  // Allow-listed names the driver listed more than once (each here once, however often
+  // repeated): the first occurrence is the one mapped, the others are dropped.
   std::vector<std::string> repeated_names{};
   // Lines (dumps) or names (the kernel's strings) that did not parse, and the first of them.
   std::size_t unparsable = 0;
@@ -93,9 +93,9 @@ std::vector<std::string_view> AllowListNames(std::string_view driver);
 // stays as it is.
 std::string GeneraliseName(std::string_view name, std::vector<unsigned>* numbers);
 
-// The allow-listed counters among `statistics` for `driver`; none for an unknown driver. A name
-// listed more than once is mapped at its first occurrence only, and named in `repeated` (when
-// given) once.
+// The allow-listed counters among `statistics` for `driver`; none for an unknown driver. An
+// allow-listed name listed more than once is mapped at its first occurrence only, and named in
+// `repeated` (when given) once; repeats of other names give no series and are not looked for.
 std::vector<FabricSample> MapFabricCounters(std::string_view driver,
                                             const EthtoolStatistics& statistics,
                                             std::vector<std::string>* repeated = nullptr);
