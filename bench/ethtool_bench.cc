@@ -97,9 +97,10 @@ void BM_RailsCollectorBaseline(benchmark::State& state) {
 BENCHMARK(BM_RailsCollectorBaseline)->Unit(benchmark::kMicrosecond);
 
 // The ethtool collector and the health collector together, the counter history holding two
-// samples 10 s apart taken by the fabric sampler (as in the agent): every windowed fabric rule
-// judges every rail each scrape. Less BM_EthtoolCollectorMlx5InMemory: what judging costs.
-void BM_EthtoolAndHealthMlx5InMemory(benchmark::State& state) {
+// samples 10 s apart taken by the fabric sampler (as in the agent), so that every windowed fabric
+// rule judges every rail each scrape; with `samples` 0 the history is empty and the rules find no
+// rise to judge. The difference between the two is what the windowed rules cost a scrape.
+void EthtoolAndHealth(benchmark::State& state, int samples) {
   const rail::sysfs::RootedFilesystem dumps(kTree + "/ethtool");
   const rail::nic::DumpStatisticsSource from(dumps);
   const InMemoryStatistics statistics(from);
@@ -114,9 +115,10 @@ void BM_EthtoolAndHealthMlx5InMemory(benchmark::State& state) {
   StepClock clock;
   rail::health::FabricSampler sampler(set.sources().inventory, sources.health.thresholds,
                                       set.sources().health.counter_history, clock);
-  sampler.SampleOnce();
-  clock.Step();
-  sampler.SampleOnce();
+  for (int i = 0; i < samples; ++i) {
+    sampler.SampleOnce();
+    clock.Step();
+  }
   std::size_t verdicts = 0;
   for (auto _ : state) {
     const auto families = set.Collect();
@@ -127,7 +129,16 @@ void BM_EthtoolAndHealthMlx5InMemory(benchmark::State& state) {
   }
   state.counters["verdicts"] = static_cast<double>(verdicts);
 }
-BENCHMARK(BM_EthtoolAndHealthMlx5InMemory)->Unit(benchmark::kMicrosecond);
+
+void BM_EthtoolAndHealthMlx5Sampled(benchmark::State& state) {
+  EthtoolAndHealth(state, 2);
+}
+BENCHMARK(BM_EthtoolAndHealthMlx5Sampled)->Unit(benchmark::kMicrosecond);
+
+void BM_EthtoolAndHealthMlx5NoHistory(benchmark::State& state) {
+  EthtoolAndHealth(state, 0);
+}
+BENCHMARK(BM_EthtoolAndHealthMlx5NoHistory)->Unit(benchmark::kMicrosecond);
 
 void BM_KernelStatisticsRead(benchmark::State& state) {
   const char* netdev = std::getenv("RAIL_BENCH_NETDEV");
