@@ -85,7 +85,7 @@ TEST_F(EthtoolCollectorTest, FamiliesInBaseUnitsWithTheirLabels) {
     }
   }
   EXPECT_EQ(series, 61u) << "57 allow-listed counters, the statistics count, their availability "
-                           "and the two error counts, one rail";
+                            "and the two error counts, one rail";
 }
 
 TEST_F(EthtoolCollectorTest, OffMeansNoIoctlAndNoFabricVerdict) {
