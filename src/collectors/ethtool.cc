@@ -4,7 +4,6 @@
 #include <spdlog/spdlog.h>
 
 #include <map>
-#include <set>
 
 #include "collectors/families.h"
 #include "collectors/registry.h"
@@ -211,12 +210,6 @@ class EthtoolCollector final : public Collector {
       families.emplace(&spec, spec.counter_type ? detail::Counter(spec.name, spec.help)
                                                 : detail::Gauge(spec.name, spec.help));
     }
-    // One series per family and label set, whatever the driver lists: two names that map to one
-    // series (a driver listing both a kernel's old and new name) keep the first.
-    std::set<std::pair<const void*, detail::Labels>> emitted;
-    const auto first = [&](const void* family, const detail::Labels& labels) {
-      return emitted.emplace(family, labels).second;
-    };
     for (const auto& [rail, reading] : scrape.Fabric()) {
       listed.Add({{"rail", rail},
                   {"netdev", reading.netdev},
@@ -228,12 +221,11 @@ class EthtoolCollector final : public Collector {
         AddLabels(sample, labels);
         if (sample.counter == FabricCounter::kPauseStormWarnings ||
             sample.counter == FabricCounter::kPauseStormErrors) {
-          if (first(&storms, labels))
-            storms.Add(std::move(labels), static_cast<double>(sample.value));
+          storms.Add(std::move(labels), static_cast<double>(sample.value));
           continue;
         }
         const FamilySpec* spec = SpecOf(sample.counter);
-        if (spec == nullptr || !first(spec, labels)) continue;
+        if (spec == nullptr) continue;
         families.at(spec).Add(std::move(labels), static_cast<double>(sample.value) * spec->scale);
       }
     }

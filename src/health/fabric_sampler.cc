@@ -5,10 +5,20 @@
 #include "health/fabric_evidence.h"
 
 namespace rail::health {
+namespace {
+
+// A sample reads counters: the QoS configuration (and the 802.3x pause settings read with it) is
+// the scrapes' business.
+inventory::Sources WithoutQos(inventory::Sources sources) {
+  sources.qos = false;
+  return sources;
+}
+
+}  // namespace
 
 FabricSampler::FabricSampler(inventory::Sources sources, Thresholds thresholds,
                              std::shared_ptr<CounterHistory> history, const base::Clock& clock)
-    : sources_(std::move(sources)),
+    : sources_(WithoutQos(std::move(sources))),
       thresholds_(thresholds),
       history_(std::move(history)),
       clock_(clock) {}

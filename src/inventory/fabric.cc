@@ -41,7 +41,8 @@ const std::vector<RailFabric>& Snapshot::Fabric() {
     const auto netdevs = any_bond ? FabricNetdevs(rail, Bonds()) : std::vector{rail.netdev};
     for (const auto& netdev : netdevs) {
       RailFabric fabric{rail.name, {}};
-      const int error = nic::ReadFabricReading(source, *sources_.sys, netdev, &fabric.reading);
+      const int error = nic::ReadFabricReading(source, *sources_.sys, netdev, &fabric.reading,
+                                               /*read_pause=*/sources_.qos);
       if (error != 0) {
         if (!NothingToRead(error)) errors_.AddErrno("ethtool -S " + netdev, error);
         continue;

@@ -4,6 +4,7 @@
 // driver source's (data/nic-statistics/README.md and docs/nic-statistics.md).
 #include "rail/nic/fabric_counters.h"
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <charconv>
@@ -169,6 +170,15 @@ void GeneraliseInto(std::string_view name, std::string* pattern, std::vector<uns
   }
 }
 
+// Whether `samples` holds `sample`'s counter already (same direction, priority, index, operation).
+bool SameCounterMapped(const std::vector<FabricSample>& samples, const FabricSample& sample) {
+  return std::any_of(samples.begin(), samples.end(), [&](const FabricSample& other) {
+    return other.counter == sample.counter && other.direction == sample.direction &&
+           other.priority == sample.priority && other.index == sample.index &&
+           other.operation == sample.operation;
+  });
+}
+
 // The sample of `statistic` (its pattern's numbers in `numbers`), or nullopt where a priority is
 // not one (PFC has eight).
 std::optional<FabricSample> MakeSample(const Pattern& match, const std::vector<unsigned>& numbers,
@@ -230,15 +240,16 @@ std::vector<FabricSample> MapFabricCounters(std::string_view driver,
       if (repeated != nullptr && reported.insert(name).second) repeated->push_back(name);
       continue;
     }
-    if (auto sample = MakeSample(*found->second, numbers, name, statistics.values[i])) {
-      samples.push_back(std::move(*sample));
-    }
+    auto sample = MakeSample(*found->second, numbers, name, statistics.values[i]);
+    // Two names for one counter (a driver listing both a kernel's old and new name) would be two
+    // series with one label set: the first is kept.
+    if (sample && !SameCounterMapped(samples, *sample)) samples.push_back(std::move(*sample));
   }
   return samples;
 }
 
 int ReadFabricReading(const StatisticsSource& source, const sysfs::Filesystem& sys,
-                      const std::string& netdev, FabricReading* out) {
+                      const std::string& netdev, FabricReading* out, bool read_pause) {
   EthtoolStatistics statistics;
   const int error = source.Read(netdev, &statistics);
   if (error != 0 && error != EOPNOTSUPP) return error;
@@ -252,7 +263,7 @@ int ReadFabricReading(const StatisticsSource& source, const sysfs::Filesystem& s
   out->unparsable = statistics.unparsable;
   out->first_unparsable = std::move(statistics.first_unparsable);
   out->samples = MapFabricCounters(out->driver, statistics, &out->repeated_names);
-  out->pause = source.Pause(netdev);
+  if (read_pause) out->pause = source.Pause(netdev);
   return 0;
 }
 

@@ -77,7 +77,7 @@ struct FabricReading {
   // Lines (dumps) or names (the kernel's strings) that did not parse, and the first of them.
   std::size_t unparsable = 0;
   std::string first_unparsable{};
-  // Its 802.3x pause settings (`ethtool -a`), where they could be read.
+  // Its 802.3x pause settings (`ethtool -a`), where asked for and readable.
   std::optional<PauseParameters> pause{};
 };
 
@@ -103,9 +103,10 @@ std::vector<FabricSample> MapFabricCounters(std::string_view driver,
 // Reads `netdev`'s statistics from `source` and maps them into `out`: 0, or Read's errno. A driver
 // that lists no statistics (EOPNOTSUPP, or nothing that parses) gives 0 with out->no_statistics.
 // The driver is the netdev's device/driver link under `sys` (no ioctl; virtual netdevs have none),
-// else the source's answer.
+// else the source's answer. The 802.3x pause settings are read only with `read_pause`: mlx5 asks
+// its firmware for them, and only qos_config needs them.
 int ReadFabricReading(const StatisticsSource& source, const sysfs::Filesystem& sys,
-                      const std::string& netdev, FabricReading* out);
+                      const std::string& netdev, FabricReading* out, bool read_pause = false);
 
 // The first sample of `counter` matching direction, priority and operation, without an index (a
 // lane or a queue), or nullptr.

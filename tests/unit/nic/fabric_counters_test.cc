@@ -127,6 +127,15 @@ TEST(FabricCountersTest, ANameListedTwiceIsMappedOnceAndReported) {
       << "a name off the allow-list gives no series, listed once or twice";
 }
 
+TEST(FabricCountersTest, TwoNamesOfOneCounterKeepTheFirst) {
+  // A driver listing a kernel's old and new name of the ring discards gives one sample.
+  EthtoolStatistics both{{"rx_total_discard_pkts", "rx_total_ring_discards"}, {7, 9}, 0, {}};
+  const auto samples = MapFabricCounters("bnxt_en", both);
+  ASSERT_EQ(samples.size(), 1u);
+  EXPECT_EQ(samples[0].source, "rx_total_discard_pkts");
+  EXPECT_EQ(samples[0].value, 7u);
+}
+
 TEST(FabricCountersTest, LanesAndQueuesCarryTheirIndex) {
   EthtoolStatistics mlx5{
       {"rx_err_lane_2_phy", "module_unplug", "rx_crc_errors_phy"}, {7, 1, 3}, 0, {}};
