@@ -195,6 +195,7 @@ void Agent::StartCollectors() {
     return probing->ResponderState().value_or(peer::ResponderStats{});
   };
   sources.health.thresholds = config_.health;
+  sources.health.figures = config_.figures;
   sources.health.results = results_.get();
   sources.health.interface_addresses = health::ReadInterfaceAddresses;
   sources.health.own_agent_version = base::GetBuildInfo().version;

@@ -248,7 +248,7 @@ AgentConfig ParseConfig(std::string_view yaml_text, const std::string& source) {
   if (!root.IsMap()) Fail(source, "(top level)", "expected a mapping");
   RejectUnknownKeys(root,
                     {"rails", "discover_rails", "responder", "peers", "fleet", "probes", "budget",
-                     "bulk_concurrency", "health", "ucx_device_quirk_workaround"},
+                     "bulk_concurrency", "health", "figures", "ucx_device_quirk_workaround"},
                     source, "");
 
   if (const auto discover = root["discover_rails"]) {
@@ -269,6 +269,7 @@ AgentConfig ParseConfig(std::string_view yaml_text, const std::string& source) {
   }
   config.responder.limits.bulk_concurrency = config.bulk_concurrency;
   if (const auto health = root["health"]) detail::ParseHealth(health, source, config.health);
+  if (const auto figures = root["figures"]) detail::ParseFigures(figures, source, config.figures);
   CheckReferences(config, source);
   return config;
 }

@@ -78,12 +78,12 @@ void ParseHealth(const YAML::Node& node, const std::string& source, health::Thre
   RejectUnknownKeys(
       node,
       {"probe_throughput_min_line_rate_fraction", "probe_throughput_min_sibling_fraction",
-       "multirail_max_rail_share", "gpu_nic_max_path", "gpu_memory_min_host_ratio", "fabric_window",
-       "fabric_sample_interval", "pfc_pause_max_fraction", "global_pause_max_fraction",
-       "pause_max_frames_per_second", "port_discards_max_per_second",
-       "host_receive_drops_max_per_second", "roce_retransmissions_max_per_second",
-       "link_max_corrected_bit_ratio", "nic_temperature_margin_celsius", "roce_priority",
-       "probe_failing_runs"},
+       "multirail_max_rail_share", "multirail_min_efficiency", "gpu_nic_max_path",
+       "gpu_memory_min_host_ratio", "fabric_window", "fabric_sample_interval",
+       "pfc_pause_max_fraction", "global_pause_max_fraction", "pause_max_frames_per_second",
+       "port_discards_max_per_second", "host_receive_drops_max_per_second",
+       "roce_retransmissions_max_per_second", "link_max_corrected_bit_ratio",
+       "nic_temperature_margin_celsius", "roce_priority", "probe_failing_runs"},
       source, "health.");
   ParseFabricHealth(node, source, out);
   ParseProbeHealth(node, source, out);
@@ -104,6 +104,10 @@ void ParseHealth(const YAML::Node& node, const std::string& source, health::Thre
     if (out.multirail_max_rail_share >= 1) {
       Fail(source, "health.multirail_max_rail_share", "must be below 1");
     }
+  }
+  if (node["multirail_min_efficiency"]) {
+    out.multirail_min_efficiency =
+        Fraction(node["multirail_min_efficiency"], source, "health.multirail_min_efficiency");
   }
   if (node["gpu_nic_max_path"]) {
     const auto name = Scalar<std::string>(node["gpu_nic_max_path"], source,

@@ -69,6 +69,8 @@ std::chrono::milliseconds DurationValue(const YAML::Node& node, const std::strin
 std::vector<ProbeConfig> ParseProbes(const YAML::Node& node, const std::string& source);
 // The health section (config_health.cc).
 void ParseHealth(const YAML::Node& node, const std::string& source, health::Thresholds& out);
+// The figures section (config_figures.cc).
+void ParseFigures(const YAML::Node& node, const std::string& source, probe::FigureLimits& out);
 // The fleet section (config_fleet.cc).
 FleetConfig ParseFleet(const YAML::Node& node, const std::string& source);
 

@@ -92,11 +92,15 @@ std::string Evidence(const health::CheckResult& verdict, inventory::Snapshot& sn
 
 Finding FromVerdict(const health::CheckResult& verdict, inventory::Snapshot& snapshot) {
   Finding finding;
-  finding.status = verdict.ok ? FindingStatus::kPass : FindingStatus::kFail;
+  // A held-back check is no pass: doctor says why it could not judge.
+  finding.status = verdict.held_back ? FindingStatus::kInfo
+                   : verdict.ok      ? FindingStatus::kPass
+                                     : FindingStatus::kFail;
   finding.check = verdict.check;
   finding.rail = verdict.rail;
   finding.peer = verdict.peer;
-  finding.summary = verdict.ok ? health::CheckSummary(verdict.check) : verdict.reason;
+  finding.summary =
+      verdict.ok && !verdict.held_back ? health::CheckSummary(verdict.check) : verdict.reason;
   finding.evidence = Evidence(verdict, snapshot);
   if (!verdict.ok) finding.fix = health::Remedy(verdict, snapshot.Rails(), &snapshot.Topology());
   return finding;
@@ -351,6 +355,7 @@ std::vector<Finding> Diagnose(const DoctorOptions& options) {
   inventory::Snapshot snapshot(sources, errors);
   health::Context context;
   context.thresholds = config.health;
+  context.figures = config.figures;
   context.results = &store;
   context.interface_addresses = health::ReadInterfaceAddresses;
   context.own_agent_version = base::GetBuildInfo().version;

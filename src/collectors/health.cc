@@ -1,5 +1,7 @@
 // The health checks' verdicts: rail_check_ok{check,rail,peer} for every verdict and, while a
-// check fails, rail_check_info{check,rail,peer,reason} 1. Changes go to the agent's HealthLog.
+// check fails, rail_check_info{check,rail,peer,reason} 1; a check that could not judge has
+// rail_check_held_back{check,rail,peer,reason} 1 and no rail_check_ok (neither green nor red).
+// Changes go to the agent's HealthLog.
 #include "collectors/families.h"
 #include "collectors/registry.h"
 #include "rail/health/checks.h"
@@ -27,9 +29,18 @@ class HealthCollector final : public Collector {
                             "rail_check_info. rail or peer is \"\" for checks about neither.");
     auto info =
         detail::Gauge("rail_check_info", "A failing health check and why, for people; value 1.");
+    auto held_back = detail::Gauge(
+        "rail_check_held_back",
+        "A health check that could not judge this time (its evidence was noise or withheld) and "
+        "why; it then has no rail_check_ok. Value 1.");
     for (const auto& result : results) {
       detail::Labels labels = {
           {"check", result.check}, {"rail", result.rail}, {"peer", result.peer}};
+      if (result.held_back) {
+        labels.push_back({"reason", result.reason});
+        held_back.Add(std::move(labels), 1);
+        continue;
+      }
       ok.Add(labels, result.ok ? 1 : 0);
       if (!result.ok) {
         labels.push_back({"reason", result.reason});
@@ -38,6 +49,7 @@ class HealthCollector final : public Collector {
     }
     ok.MoveTo(out);
     info.MoveTo(out);
+    held_back.MoveTo(out);
   }
 };
 

@@ -1,6 +1,8 @@
 // Probe results: success, throughput, round-trip latency, transports, counter shares, CPU. Reads
 // the result store only; a scrape never waits for a probe. The striping and version judgements
-// are health's verdicts (multirail_striping, peer_version), published here as gauges.
+// are health's verdicts (multirail_striping, peer_version), published here as gauges. A run whose
+// figures broke an invariant (probe/figures.h) has its figures withheld:
+// rail_probe_figures_withheld says which, and no throughput, latency or spread of it is published.
 #include <algorithm>
 #include <limits>
 #include <map>
@@ -8,6 +10,7 @@
 
 #include "collectors/families.h"
 #include "collectors/registry.h"
+#include "collectors/striping.h"
 #include "rail/health/snapshot_checks.h"
 #include "rail/probe/memory_ratio.h"
 #include "rail/probe/result_store.h"
@@ -125,6 +128,25 @@ struct SeriesFamilies {
                                               "Bytes counted on rails the last run did not use.");
   detail::FamilyBuilder cpu = detail::Gauge(
       "rail_probe_cpu_seconds", "CPU time the last run used, by side (local or peer), seconds.");
+  detail::FamilyBuilder withheld = detail::Gauge(
+      "rail_probe_figures_withheld",
+      "1 for each invariant the series' last run broke (rail_bytes_sum, counter_bytes, line_rate, "
+      "rtt_order, interval_spread): its throughput, latency and spread are not published.");
+  detail::FamilyBuilder violations =
+      detail::Counter("rail_probe_figure_violations_total",
+                      "Runs whose figures were withheld, by the invariant they broke.");
+  detail::FamilyBuilder rail_bytes =
+      detail::Gauge("rail_probe_rail_bytes",
+                    "Each rail's payload bytes during the last multirail_capacity run; they sum to "
+                    "rail_probe_bytes.");
+  detail::FamilyBuilder interval_rate = detail::Gauge(
+      "rail_probe_interval_throughput_bytes_per_second",
+      "The slowest (stat=min) and fastest (stat=max) of the last bulk run's interval rates "
+      "(about a tenth of its duration each), bytes per second.");
+  detail::FamilyBuilder cv =
+      detail::Gauge("rail_probe_throughput_cv",
+                    "Coefficient of variation of the last bulk run's interval rates: above "
+                    "figures.max_interval_cv the run was noise, and the checks hold back.");
   prometheus::MetricFamily histogram = [] {
     prometheus::MetricFamily family;
     family.name = "rail_probe_rtt_seconds";
@@ -135,7 +157,7 @@ struct SeriesFamilies {
 
   void AddCumulative(const probe::SeriesState& state, const probe::ResultStore& store);
   void AddLastRun(const probe::SeriesState& state);
-  void AddRailFigures(const probe::SeriesState& state);
+  void AddCounterFigures(const probe::SeriesState& state);
 };
 
 // Counters and the histogram: kept while the series exists, current or not.
@@ -147,6 +169,9 @@ void SeriesFamilies::AddCumulative(const probe::SeriesState& state,
     errors.Add(With(series, "reason", reason), static_cast<double>(count));
   }
   last_run.Add(series, Seconds(state.last.finished_at));
+  for (const auto& [invariant, count] : state.withheld_by_invariant) {
+    violations.Add(With(series, "invariant", invariant), static_cast<double>(count));
+  }
   if (state.rtt_count > 0) AddHistogram(histogram, series, state, store.rtt_buckets());
 }
 
@@ -160,8 +185,21 @@ void SeriesFamilies::AddLastRun(const probe::SeriesState& state) {
   moved.Add(series, static_cast<double>(result.bytes));
   cpu.Add(With(series, "side", "local"), result.local_cpu_seconds);
   if (result.peer_cpu_seconds) cpu.Add(With(series, "side", "peer"), *result.peer_cpu_seconds);
+  AddCounterFigures(state);
+  other.Add(series, static_cast<double>(result.bytes_on_other_rails));
+  if (!result.withheld.empty()) {
+    for (const auto& problem : result.withheld) {
+      withheld.Add(With(series, "invariant", problem.invariant), 1);
+    }
+    return;
+  }
   if (probe::IsBulk(*probe::ParseProbeKind(state.key.kind))) {
     throughput.Add(series, result.throughput_bytes_per_second);
+  }
+  if (result.spread) {
+    interval_rate.Add(With(series, "stat", "min"), result.spread->min_bytes_per_second);
+    interval_rate.Add(With(series, "stat", "max"), result.spread->max_bytes_per_second);
+    cv.Add(series, result.spread->cv);
   }
   if (result.rtt) {
     const std::pair<const char*, double> points[] = {
@@ -169,16 +207,16 @@ void SeriesFamilies::AddLastRun(const probe::SeriesState& state) {
         {"p99", result.rtt->p99}, {"p99.9", result.rtt->p999}, {"max", result.rtt->max}};
     for (const auto& [stat, value] : points) rtt_stats.Add(With(series, "stat", stat), value);
   }
-  AddRailFigures(state);
-  other.Add(series, static_cast<double>(result.bytes_on_other_rails));
-}
-
-// Per-rail throughput, the lanes UCX really used and the rails' own counters.
-void SeriesFamilies::AddRailFigures(const probe::SeriesState& state) {
-  const auto& result = state.last;
   for (const auto& rail : result.per_rail) {
     rail_throughput.Add(RailLabels(state, rail.rail), rail.bytes_per_second);
+    rail_bytes.Add(RailLabels(state, rail.rail), static_cast<double>(rail.bytes));
   }
+}
+
+// The lanes UCX really used and the rails' own counters: evidence, published whether or not the
+// run's figures were withheld (they say why).
+void SeriesFamilies::AddCounterFigures(const probe::SeriesState& state) {
+  const auto& result = state.last;
   std::set<std::pair<std::string, std::string>> lanes_seen;
   for (const auto& lane : result.lanes) {
     // Several lanes (am, rma_bw, wireup) can share one transport and device.
@@ -200,7 +238,6 @@ void SeriesFamilies::AddRailFigures(const probe::SeriesState& state) {
 struct PeerFamilies {
   std::map<std::pair<std::string, std::string>, double> fallback;  // (rail, peer)
   std::map<std::string, std::pair<std::string, std::string>> versions;
-  std::map<std::string, double> capacity, striped;
 
   void Observe(const probe::SeriesState& state, bool current);
   void MoveTo(const std::vector<health::CheckResult>& verdicts,
@@ -219,10 +256,6 @@ void PeerFamilies::Observe(const probe::SeriesState& state, bool current) {
       flag = std::max(flag, Contains(result.fallback_rails, rail) ? 1.0 : 0.0);
     }
   }
-  if (state.key.kind == "multirail_capacity") {
-    capacity[result.peer] = result.throughput_bytes_per_second;
-  }
-  if (probe::BusiestProbedRail(result)) striped[result.peer] = result.throughput_bytes_per_second;
 }
 
 void PeerFamilies::MoveTo(const std::vector<health::CheckResult>& verdicts,
@@ -232,15 +265,6 @@ void PeerFamilies::MoveTo(const std::vector<health::CheckResult>& verdicts,
                     "1 when a UCX probe on a rail that should use RDMA ran over TCP, else 0.");
   for (const auto& [key, value] : fallback) {
     fallback_family.Add({{"rail", key.first}, {"peer", key.second}}, value);
-  }
-  auto efficiency = detail::Gauge(
-      "rail_multirail_striping_efficiency",
-      "UCX's striped throughput over all rails divided by the rails' capacity driven in "
-      "parallel (ucx_multirail_throughput / multirail_capacity).");
-  for (const auto& [peer, value] : striped) {
-    if (const auto cap = capacity.find(peer); cap != capacity.end() && cap->second > 0) {
-      efficiency.Add({{"peer", peer}}, value / cap->second);
-    }
   }
   auto not_striping = detail::Gauge(
       "rail_multirail_not_striping",
@@ -264,7 +288,7 @@ void PeerFamilies::MoveTo(const std::vector<health::CheckResult>& verdicts,
       mismatch.Add({{"peer", peer}}, verdict->ok ? 0 : 1);
     }
   }
-  for (auto* family : {&fallback_family, &efficiency, &not_striping, &peer_info, &mismatch}) {
+  for (auto* family : {&fallback_family, &not_striping, &peer_info, &mismatch}) {
     family->MoveTo(out);
   }
 }
@@ -272,13 +296,15 @@ void PeerFamilies::MoveTo(const std::vector<health::CheckResult>& verdicts,
 // Each rail's GPU-memory throughput over its host-memory throughput (the same kind, peer and
 // size), for the current series of both.
 void AddMemoryRatios(const std::vector<probe::SeriesState>& series, const probe::ResultStore& store,
+                     const probe::FigureLimits& figures,
                      std::vector<prometheus::MetricFamily>& out) {
   auto ratio = detail::Gauge(
       "rail_probe_memory_throughput_ratio",
       "Throughput of the last run with GPU memory (memory: cuda or cuda_host) divided by the "
       "same probe's with host memory; memory_path says what moved the GPU memory's bytes.");
   for (const auto& entry : probe::MemoryThroughputRatios(
-           series, [&](const probe::SeriesState& state) { return store.IsCurrent(state); })) {
+           series, [&](const probe::SeriesState& state) { return store.IsCurrent(state); },
+           figures)) {
     ratio.Add({{"kind", entry.kind},
                {"peer", entry.peer},
                {"rail", entry.rail},
@@ -323,12 +349,15 @@ class ProbeCollector final : public Collector {
     }
     for (auto* family :
          {&series.runs, &series.errors, &series.last_run, &series.success, &series.throughput,
-          &series.rail_throughput, &series.moved, &series.duration, &series.rtt_stats,
-          &series.transport, &series.counter_bytes, &series.share, &series.other, &series.cpu}) {
+          &series.rail_throughput, &series.rail_bytes, &series.moved, &series.duration,
+          &series.rtt_stats, &series.transport, &series.counter_bytes, &series.share, &series.other,
+          &series.cpu, &series.interval_rate, &series.cv, &series.withheld, &series.violations}) {
       family->MoveTo(out);
     }
+    const auto& figures = scrape.sources().health.figures;
     peers.MoveTo(verdicts.checks, out);
-    AddMemoryRatios(verdicts.series, *store, out);
+    detail::AddStriping(verdicts.series, *store, figures, out);
+    AddMemoryRatios(verdicts.series, *store, figures, out);
     if (!series.histogram.metric.empty()) out.push_back(std::move(series.histogram));
     AddBusy(*store, out);
   }

@@ -59,6 +59,8 @@ std::optional<double> LineRate(const HealthInputs& inputs, const std::string& ra
 
 // A verdict: failing when `reason` is not empty.
 CheckResult Verdict(std::string check, std::string rail, std::string peer, std::string reason);
+// A check that could not judge, and why (CheckResult::held_back).
+CheckResult HeldBack(std::string check, std::string rail, std::string peer, std::string reason);
 
 // The inputs' vectors; a null pointer reads as empty.
 const std::vector<inventory::Rail>& Rails(const HealthInputs& inputs);

@@ -24,6 +24,13 @@ CheckResult Verdict(std::string check, std::string rail, std::string peer, std::
   return result;
 }
 
+CheckResult HeldBack(std::string check, std::string rail, std::string peer, std::string reason) {
+  CheckResult result = Verdict(std::move(check), std::move(rail), std::move(peer), "");
+  result.held_back = true;
+  result.reason = std::move(reason);
+  return result;
+}
+
 const std::vector<inventory::Rail>& Rails(const HealthInputs& inputs) {
   static const std::vector<inventory::Rail> kNone;
   return inputs.rails ? *inputs.rails : kNone;

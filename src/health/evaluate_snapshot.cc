@@ -18,6 +18,7 @@ SnapshotVerdicts EvaluateSnapshot(inventory::Snapshot& snapshot, const Context& 
   inputs.addresses = &verdicts.addresses;
   inputs.probe_series = &verdicts.series;
   inputs.thresholds = context.thresholds;
+  inputs.figures = context.figures;
   inputs.own_agent_version = context.own_agent_version;
   inputs.own_ucx_version = context.own_ucx_version;
   if (const auto* store = context.results) {

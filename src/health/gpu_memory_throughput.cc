@@ -15,7 +15,8 @@ namespace rail::health::detail {
 
 void CheckGpuMemoryThroughput(const HealthInputs& inputs, std::vector<CheckResult>& out) {
   std::map<std::pair<std::string, std::string>, std::vector<std::string>> below;  // rail, peer
-  for (const auto& ratio : probe::MemoryThroughputRatios(Series(inputs), inputs.is_current)) {
+  for (const auto& ratio :
+       probe::MemoryThroughputRatios(Series(inputs), inputs.is_current, inputs.figures)) {
     auto& reasons = below[{ratio.rail, ratio.peer}];
     if (ratio.ratio >= inputs.thresholds.gpu_memory_min_host_ratio) continue;
     reasons.push_back(fmt::format(

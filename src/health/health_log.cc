@@ -12,7 +12,11 @@ namespace {
 void Log(const CheckResult& result) {
   spdlog::log(result.ok ? spdlog::level::info : spdlog::level::warn,
               "check changed check={} rail={} peer={} ok={} reason=\"{}\"", result.check,
-              result.rail, result.peer, result.ok ? "true" : "false", result.reason);
+              result.rail, result.peer,
+              result.held_back ? "held_back"
+              : result.ok      ? "true"
+                               : "false",
+              result.reason);
 }
 
 }  // namespace
@@ -29,7 +33,8 @@ void HealthLog::Observe(const std::vector<CheckResult>& results) {
       // new rail) should not log every passing check.
       if (!result.ok) Log(result);
       last_.emplace(std::move(key), result);
-    } else if (previous->second.ok != result.ok || previous->second.reason != result.reason) {
+    } else if (previous->second.ok != result.ok || previous->second.held_back != result.held_back ||
+               previous->second.reason != result.reason) {
       Log(result);
       previous->second = result;
     }

@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "health/check_helpers.h"
+#include "rail/probe/striping.h"
 
 namespace rail::health::detail {
 namespace {
@@ -25,23 +26,89 @@ std::vector<const probe::SeriesState*> CurrentSuccesses(const HealthInputs& inpu
   return current;
 }
 
-void CheckStriping(const HealthInputs& inputs, std::vector<CheckResult>& out) {
+// What a check found about one rail and peer: failures, or why it could not judge.
+struct Findings {
+  std::vector<std::string> failures;
+  std::vector<std::string> held_back;
+  bool judged = false;
+};
+
+void Emit(const char* check, const std::string& rail, const std::string& peer,
+          const Findings& findings, std::vector<CheckResult>& out) {
+  if (!findings.failures.empty()) {
+    out.push_back(Verdict(check, rail, peer, Join(findings.failures, "; ")));
+  } else if (!findings.held_back.empty()) {
+    out.push_back(HeldBack(check, rail, peer, Join(findings.held_back, "; ")));
+  } else if (findings.judged) {
+    out.push_back(Verdict(check, rail, peer, ""));
+  }
+}
+
+std::string SpreadText(const probe::ProbeResult& run) {
+  return run.spread ? fmt::format("cv {:.2f}", run.spread->cv) : std::string("no spread");
+}
+
+// The share of the bytes the busiest rail carried, by the rails' own counters.
+void JudgeShares(const HealthInputs& inputs, std::map<std::string, Findings>& by_peer) {
   const double max_share = inputs.thresholds.multirail_max_rail_share;
-  std::map<std::string, std::vector<std::string>> failures;  // by peer
   for (const auto* state : CurrentSuccesses(inputs)) {
     const auto busiest = probe::BusiestProbedRail(state->last);
     if (!busiest) continue;
-    auto& reasons = failures[state->key.peer];
+    auto& findings = by_peer[state->key.peer];
+    if (!state->last.withheld.empty()) {
+      findings.held_back.push_back(
+          fmt::format("the figures of ucx_multirail_throughput (size {}) were withheld: {}",
+                      state->key.message_size_bytes, state->last.withheld.front().message));
+      continue;
+    }
+    findings.judged = true;
     if (busiest->share > max_share) {
-      reasons.push_back(fmt::format(
+      findings.failures.push_back(fmt::format(
           "{} carried {:.0f}% of the bytes of ucx_multirail_throughput over {} (size {}), more "
           "than {:.0f}% (health.multirail_max_rail_share): UCX is not striping",
           busiest->rail, busiest->share * 100, state->key.rail, state->key.message_size_bytes,
           max_share * 100));
     }
   }
-  for (const auto& [peer, reasons] : failures) {
-    out.push_back(Verdict("multirail_striping", "", peer, Join(reasons, "; ")));
+}
+
+// UCX's striping against every rail driven at once (probe/striping.h).
+void JudgeEfficiencies(const HealthInputs& inputs, std::map<std::string, Findings>& by_peer) {
+  const double minimum = inputs.thresholds.multirail_min_efficiency;
+  for (const auto& efficiency :
+       probe::StripingEfficiencies(Series(inputs), inputs.is_current, inputs.figures)) {
+    auto& findings = by_peer[efficiency.peer];
+    if (!efficiency.value) {
+      findings.held_back.push_back("striping efficiency withheld (" + efficiency.withheld_reason +
+                                   "): " + efficiency.message);
+      continue;
+    }
+    if (*efficiency.value >= minimum) {
+      findings.judged = true;
+      continue;
+    }
+    const std::string shortfall = fmt::format(
+        "UCX's striping reached {:.2f} of the rails driven at once, below {:g} "
+        "(health.multirail_min_efficiency)",
+        *efficiency.value, minimum);
+    if (efficiency.noisy) {
+      findings.held_back.push_back(
+          shortfall + fmt::format(", but a run's interval rates varied by more than cv {:g} "
+                                  "(figures.max_interval_cv): noise, not judged",
+                                  inputs.figures.max_interval_cv));
+    } else {
+      findings.judged = true;
+      findings.failures.push_back(shortfall);
+    }
+  }
+}
+
+void CheckStriping(const HealthInputs& inputs, std::vector<CheckResult>& out) {
+  std::map<std::string, Findings> by_peer;
+  JudgeShares(inputs, by_peer);
+  JudgeEfficiencies(inputs, by_peer);
+  for (const auto& [peer, findings] : by_peer) {
+    Emit("multirail_striping", "", peer, findings, out);
   }
 }
 
@@ -92,6 +159,7 @@ void CheckThroughput(const HealthInputs& inputs, std::vector<CheckResult>& out) 
   // Single-rail bulk series grouped by what makes rails comparable: peer, kind and size.
   using Group = std::tuple<std::string, std::string, std::uint64_t>;
   std::map<Group, std::vector<const probe::SeriesState*>> groups;
+  std::map<RailPeer, Findings> findings;
   for (const auto* state : CurrentSuccesses(inputs)) {
     const auto kind = state->last.kind;
     if (kind != probe::ProbeKind::kUcxThroughput && kind != probe::ProbeKind::kTcpThroughput) {
@@ -101,23 +169,40 @@ void CheckThroughput(const HealthInputs& inputs, std::vector<CheckResult>& out) 
     // GPU-memory runs are judged against the same rail's host run (gpu_memory_throughput), not
     // against the line rate or host-memory siblings.
     if (state->key.memory != "host") continue;
+    if (!state->last.withheld.empty()) {
+      // Not a measurement: neither this rail's verdict nor its siblings' yardstick.
+      findings[{state->key.rail, state->key.peer}].held_back.push_back(
+          fmt::format("the figures of {} (size {}) were withheld: {}", state->key.kind,
+                      state->key.message_size_bytes, state->last.withheld.front().message));
+      continue;
+    }
     groups[{state->key.peer, state->key.kind, state->key.message_size_bytes}].push_back(state);
   }
-  std::map<RailPeer, std::vector<std::string>> verdicts;
   for (const auto& [group, states] : groups) {
     const auto& [peer, kind, size] = group;
     for (const auto* state : states) {
-      auto& reasons = verdicts[{state->key.rail, peer}];
+      auto& rail = findings[{state->key.rail, peer}];
       auto shortfalls = Shortfalls(inputs, kind, size, *state, states);
-      if (shortfalls.empty()) continue;
+      if (shortfalls.empty()) {
+        rail.judged = true;
+        continue;
+      }
+      if (probe::IsNoisy(state->last, inputs.figures)) {
+        rail.held_back.push_back(
+            Join(shortfalls, "; ") +
+            fmt::format(", but the run's interval rates varied ({}, above figures.max_interval_cv "
+                        "{:g}): noise, not judged",
+                        SpreadText(state->last), inputs.figures.max_interval_cv));
+        continue;
+      }
+      rail.judged = true;
       // What the fabric did to the rail during that very run.
       shortfalls.push_back(RunDiagnosis(inputs, state->last, state->key.rail));
-      reasons.insert(reasons.end(), shortfalls.begin(), shortfalls.end());
+      rail.failures.insert(rail.failures.end(), shortfalls.begin(), shortfalls.end());
     }
   }
-  for (const auto& [key, reasons] : verdicts) {
-    out.push_back(Verdict("probe_throughput", key.first, key.second, Join(reasons, "; ")));
-  }
+  for (const auto& [key, rail] : findings)
+    Emit("probe_throughput", key.first, key.second, rail, out);
 }
 
 void CheckFallback(const HealthInputs& inputs, std::vector<CheckResult>& out) {
@@ -151,26 +236,14 @@ void CheckFallback(const HealthInputs& inputs, std::vector<CheckResult>& out) {
 
 }  // namespace
 
-// The rail's line rate in bytes per second: the port's rate, else the configured expectation,
-// else the netdev's speed for RDMA rails. A netdev-only TCP rail (a veth) reports a nominal
-// speed that means nothing, so it has a line rate only when one is configured.
+// The rail's line rate in bytes per second (inventory::LineRate).
 std::optional<double> LineRate(const HealthInputs& inputs, const std::string& rail_name) {
   const auto& rails = Rails(inputs);
   const auto rail = std::find_if(rails.begin(), rails.end(), [&](const inventory::Rail& candidate) {
     return candidate.name == rail_name;
   });
   if (rail == rails.end()) return std::nullopt;
-  if (const auto* port = FindPort(inputs, *rail); port != nullptr && port->rate) {
-    return port->rate->BytesPerSecond();
-  }
-  if (rail->expected_rate_gbps) return *rail->expected_rate_gbps * 1e9 / 8;
-  if (rail->transport == inventory::TransportClass::kRdma) {
-    if (const auto* netdev = FindNetDevice(inputs, rail->netdev);
-        netdev != nullptr && netdev->speed_mbps && *netdev->speed_mbps > 0) {
-      return static_cast<double>(*netdev->speed_mbps) * 1e6 / 8;
-    }
-  }
-  return std::nullopt;
+  return inventory::LineRate(*rail, FindPort(inputs, *rail), FindNetDevice(inputs, rail->netdev));
 }
 
 void CheckProbes(const HealthInputs& inputs, std::vector<CheckResult>& out) {

@@ -143,4 +143,15 @@ std::vector<Rail> DiscoverRails(const std::vector<sysfs::InfinibandDevice>& devi
   return rails;
 }
 
+std::optional<double> LineRate(const Rail& rail, const sysfs::InfinibandPort* port,
+                               const sysfs::NetDevice* netdev) {
+  if (port != nullptr && port->rate) return port->rate->BytesPerSecond();
+  if (rail.expected_rate_gbps) return *rail.expected_rate_gbps * 1e9 / 8;
+  if (rail.transport == TransportClass::kRdma && netdev != nullptr && netdev->speed_mbps &&
+      *netdev->speed_mbps > 0) {
+    return static_cast<double>(*netdev->speed_mbps) * 1e6 / 8;
+  }
+  return std::nullopt;
+}
+
 }  // namespace rail::inventory

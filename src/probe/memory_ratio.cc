@@ -15,15 +15,15 @@ Pairing PairingOf(const SeriesKey& key) {
 }
 
 bool Usable(const SeriesState& state, const std::function<bool(const SeriesState&)>& is_current) {
-  return state.last.success && state.last.throughput_bytes_per_second > 0 &&
-         (!is_current || is_current(state));
+  return state.last.success && state.last.withheld.empty() &&
+         state.last.throughput_bytes_per_second > 0 && (!is_current || is_current(state));
 }
 
 }  // namespace
 
 std::vector<MemoryThroughputRatio> MemoryThroughputRatios(
     const std::vector<SeriesState>& series,
-    const std::function<bool(const SeriesState&)>& is_current) {
+    const std::function<bool(const SeriesState&)>& is_current, const FigureLimits& limits) {
   std::map<Pairing, const SeriesState*> host;
   for (const SeriesState& state : series) {
     if (state.key.memory == gpu::MemoryTypeName(gpu::MemoryType::kHost) &&
@@ -36,7 +36,9 @@ std::vector<MemoryThroughputRatio> MemoryThroughputRatios(
     const std::optional<gpu::MemoryType> memory = gpu::ParseMemoryType(state.key.memory);
     if (!memory || *memory == gpu::MemoryType::kHost || !Usable(state, is_current)) continue;
     const auto reference = host.find(PairingOf(state.key));
-    if (reference == host.end()) continue;
+    if (reference == host.end() || !RunsCloseEnough(state.last, reference->second->last, limits)) {
+      continue;
+    }
     MemoryThroughputRatio ratio;
     ratio.kind = state.key.kind;
     ratio.rail = state.key.rail;

@@ -23,6 +23,10 @@ void ResultStore::Record(ProbeResult result, std::chrono::milliseconds interval)
   state.interval = interval;
   ++state.runs;
   if (!result.success) ++state.errors_by_reason[result.error_reason];
+  for (const FigureProblem& problem : result.withheld) {
+    ++state.withheld_by_invariant[problem.invariant];
+  }
+  state.remeasure_requested = false;
   if (result.success) {
     state.consecutive_failures = 0;
   } else if (CountsAsFailedRun(result)) {
@@ -61,6 +65,21 @@ void ResultStore::Retain(const std::function<bool(const std::string& kind, const
   std::erase_if(series_, refused);
   std::erase_if(busy_, refused);
   std::erase_if(skipped_, refused);
+  std::erase_if(remeasures_, refused);
+}
+
+bool ResultStore::RequestRemeasure(const SeriesKey& capacity) {
+  std::lock_guard lock(mutex_);
+  const auto state = series_.find(capacity);
+  if (state == series_.end() || state->second.remeasure_requested) return false;
+  state->second.remeasure_requested = true;
+  ++remeasures_[{capacity.kind, capacity.peer, capacity.rail}];
+  return true;
+}
+
+std::map<BusyKey, std::uint64_t> ResultStore::RemeasureCounts() const {
+  std::lock_guard lock(mutex_);
+  return remeasures_;
 }
 
 void ResultStore::RecordSkipped(const ProbeResult& result) {

@@ -65,15 +65,24 @@ SendOutcome SendOnce(SenderStream* stream, const detail::PageAlignedBuffer& buff
   return SendOutcome::kEnded;
 }
 
+std::uint64_t BytesSent(const std::vector<SenderStream>& streams) {
+  std::uint64_t bytes = 0;
+  for (const SenderStream& stream : streams) bytes += stream.bytes;
+  return bytes;
+}
+
 // Sends on every stream from this one thread (like iperf3 3.12): poll() for writable streams
 // and send to those in rounds, until `end`, every budget, the deadline or cancellation; the wait is
-// at most kTcpSlice, so that cancellation is noticed while every send buffer is full.
+// at most kTcpSlice, so that cancellation is noticed while every send buffer is full. `intervals`
+// sees what send() accepted so far at every pass: the receiver's pace once the buffers are full.
 void SendAll(std::vector<SenderStream>* streams, const detail::PageAlignedBuffer& buffer,
-             Clock::time_point end, const detail::ProbeDeadline& deadline) {
+             Clock::time_point end, const detail::ProbeDeadline& deadline,
+             IntervalRecorder& intervals) {
   std::vector<pollfd> ready;
   std::vector<SenderStream*> polled;
   while (true) {
     const Clock::time_point now = Clock::now();
+    intervals.Observe(now, BytesSent(*streams));
     const char* reason = nullptr;
     const char* message = nullptr;
     if (now >= end) {
@@ -169,7 +178,9 @@ double SendForDuration(std::vector<SenderStream>& streams, std::uint64_t buffer_
   const detail::PageAlignedBuffer buffer(buffer_bytes, 'r');
   const Clock::time_point start = Clock::now();
   const Clock::time_point end = std::min(start + run.params().duration, run.deadline().deadline());
-  SendAll(&streams, buffer, end, run.deadline());
+  IntervalRecorder intervals(start, end - start);
+  SendAll(&streams, buffer, end, run.deadline(), intervals);
+  run.result().spread = SpreadOf(intervals.rates());
   Clock::time_point finished = start;
   for (const SenderStream& stream : streams) {
     finished = std::max(finished, stream.finished);

@@ -21,6 +21,9 @@ std::optional<std::string> ProbingService::RestartOnlyChange(const ProbingConfig
     return "the responder section (its address, secret file, limits, name) takes effect at a "
            "restart only";
   }
+  if (!(next.figures == config_.figures)) {
+    return "the figures section takes effect at a restart only (the checks judge by it too)";
+  }
   if (next.bulk_concurrency != config_.bulk_concurrency) {
     return "bulk_concurrency takes effect at a restart only (the responder serves by it)";
   }

@@ -8,14 +8,17 @@
 #include <algorithm>
 
 #include "rail/probe/skipped.h"
+#include "rail/probe/striping.h"
 
 namespace rail::probing {
 
 ProbeRunner::ProbeRunner(std::vector<PlannedProbe> plan, schedule::SchedulerOptions options,
-                         probe::ProbeContext context, probe::ProbeMaker make_probe,
-                         probe::ResultStore& store, const base::Clock& clock)
+                         probe::FigureLimits figures, probe::ProbeContext context,
+                         probe::ProbeMaker make_probe, probe::ResultStore& store,
+                         const base::Clock& clock)
     : plan_(std::move(plan)),
       options_(options),
+      figures_(figures),
       context_(std::move(context)),
       make_probe_(std::move(make_probe)),
       store_(store),
@@ -144,9 +147,40 @@ std::optional<std::chrono::milliseconds> ProbeRunner::FileResults(
     if (!result.success) {
       spdlog::warn("probe {} failed: {}: {}", name, result.error_reason, result.error_message);
     }
+    result.withheld = probe::CheckRunFigures(result, planned.params, figures_);
+    for (const auto& problem : result.withheld) {
+      spdlog::warn("probe {}: figures withheld ({}): {}", name, problem.invariant, problem.message);
+    }
+    const bool striped = result.success && result.kind == probe::ProbeKind::kUcxMultirailThroughput;
     store_.Record(std::move(result), planned.interval);
+    if (striped) RemeasureLowCapacity(planned);
   }
   return busy;
+}
+
+void ProbeRunner::RemeasureLowCapacity(const PlannedProbe& planned) {
+  const auto is_current = [this](const probe::SeriesState& state) {
+    return store_.IsCurrent(state);
+  };
+  for (const auto& efficiency :
+       probe::StripingEfficiencies(store_.Snapshot(), is_current, figures_)) {
+    if (efficiency.peer != planned.job.peer ||
+        efficiency.withheld_reason != probe::kAboveCapacity ||
+        !store_.RequestRemeasure(efficiency.capacity)) {
+      continue;
+    }
+    const auto capacity = std::find_if(plan_.begin(), plan_.end(), [&](const PlannedProbe& job) {
+      return job.params.kind == probe::ProbeKind::kMultirailCapacity &&
+             job.job.peer == efficiency.peer &&
+             probe::RailLabel(job.job.rails) == efficiency.capacity.rail;
+    });
+    spdlog::warn("striping efficiency of {} withheld: {}{}", efficiency.peer, efficiency.message,
+                 capacity == plan_.end() ? " (no capacity probe planned to measure it)" : "");
+    if (capacity == plan_.end()) continue;
+    std::lock_guard lock(mutex_);
+    run_soon_.push_back(capacity->job.name);
+    wake_.notify_all();
+  }
 }
 
 std::optional<base::TimePoint> ProbeRunner::RunDue() {
@@ -160,6 +194,8 @@ std::optional<base::TimePoint> ProbeRunner::RunDue() {
       scheduler_->Finished(name, running.bytes);
     }
   }
+  for (const auto& name : run_soon_) scheduler_->RunSoon(name);
+  run_soon_.clear();
   const auto poll = scheduler_->Poll();
   for (const auto& name : poll.timed_out) {
     // The probe's own timeout ends its thread soon; the scheduler already freed its rails.
@@ -181,7 +217,8 @@ void ProbeRunner::Loop() {
     // A wait for a duration of the injected clock: its time points need not be the steady
     // clock's.
     const auto woken = [this] {
-      return stopping_ || std::any_of(running_.begin(), running_.end(), [](const auto& entry) {
+      return stopping_ || !run_soon_.empty() ||
+             std::any_of(running_.begin(), running_.end(), [](const auto& entry) {
                return entry.second.done && entry.second.thread.joinable();
              });
     };

@@ -214,8 +214,9 @@ void ProbingService::ApplyPlanLocked(const ProbingConfig& config,
   schedule.bulk_concurrency = config.bulk_concurrency;
   schedule.seed = options_.seed + plans_applied_++;
   if (HasUcxProbes(config)) wiring_->StartWorker(options_.stop_requested);
-  auto runner = std::make_unique<ProbeRunner>(std::move(plan), schedule, wiring_->Context(),
-                                              wiring_->Probes(), results_, clock_);
+  auto runner =
+      std::make_unique<ProbeRunner>(std::move(plan), schedule, config.figures, wiring_->Context(),
+                                    wiring_->Probes(), results_, clock_);
   if (std::string error; !runner->Start(&error)) throw ConfigError("probes: " + error);
   runner_ = std::move(runner);
   spdlog::info("scheduled {} probe job(s) over {} rail(s)", jobs, rails.size());

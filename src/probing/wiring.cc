@@ -29,8 +29,16 @@ std::vector<sysfs::InfinibandDevice> ReadDevices(const sysfs::Filesystem& sys,
 std::vector<probe::ProbeRail> LocalProbeRails(const sysfs::Filesystem& sys,
                                               const ProbingConfig& config,
                                               const DeviceFilter& filter) {
-  return MakeProbeRails(
-      inventory::DiscoverRails(ReadDevices(sys, filter), config.rails, config.DiscoverUnlisted()));
+  const auto devices = ReadDevices(sys, filter);
+  const auto rails = inventory::DiscoverRails(devices, config.rails, config.DiscoverUnlisted());
+  std::vector<probe::ProbeRail> probe_rails = MakeProbeRails(rails);
+  // A line rate of the plan's making: a port that retrains later is read again at the next plan
+  // (a reload, a fleet epoch). The netdev's speed is not read: an RDMA port always has a rate.
+  for (std::size_t index = 0; index < rails.size(); ++index) {
+    probe_rails[index].line_rate =
+        inventory::LineRate(rails[index], inventory::FindRailPort(devices, rails[index]), nullptr);
+  }
+  return probe_rails;
 }
 
 std::vector<std::string> UcxQuirkWorkaround(const sysfs::Filesystem& sys,

@@ -284,6 +284,14 @@ bool Scheduler::Busy(std::string_view name, std::uint64_t bytes_moved, Duration 
   return true;
 }
 
+bool Scheduler::RunSoon(std::string_view name) {
+  JobState* state = FindJob(name);
+  if (state == nullptr) return false;
+  const TimePoint now = clock_.Now();
+  if (now < state->next_due) state->retry_at = now;
+  return true;
+}
+
 std::optional<TimePoint> Scheduler::NextWakeUp() const {
   const TimePoint now = clock_.Now();
   std::optional<TimePoint> wake;

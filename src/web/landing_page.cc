@@ -59,6 +59,7 @@ std::string RoundTrip(const std::optional<double>& seconds) {
 std::string CheckText(const health::CheckResult& check) {
   std::string text = check.check;
   if (!check.peer.empty()) text += " (" + check.peer + ")";
+  if (check.held_back) text += " held back";
   if (!check.reason.empty()) text += ": " + check.reason;
   return text;
 }
@@ -79,7 +80,9 @@ void RenderChecks(std::ostringstream& html, const std::vector<health::CheckResul
     html << "<td class=\"ok\">none</td>";
     return;
   }
-  html << "<td class=\"bad\"><ul>";
+  const bool any_failing = std::any_of(failing.begin(), failing.end(),
+                                       [](const health::CheckResult& check) { return !check.ok; });
+  html << "<td class=\"" << (any_failing ? "bad" : "unknown") << "\"><ul>";
   for (std::size_t i = 0; i < failing.size(); ++i) RenderCheck(html, failing[i], fixes, i);
   html << "</ul></td>";
 }

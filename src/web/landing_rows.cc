@@ -55,12 +55,14 @@ std::string RoceGid(const inventory::Rail& rail, const sysfs::InfinibandPort* po
 
 bool IsSingleRailBulk(const probe::SeriesState& state) {
   // The rail's own figure: host memory (a GPU-memory run says what the GPU path gets).
+  // A run whose figures were withheld (probe/figures.h) shows nothing.
   return (state.key.kind == "ucx_throughput" || state.key.kind == "tcp_throughput") &&
-         state.key.memory == "host";
+         state.key.memory == "host" && state.last.withheld.empty();
 }
 
 bool IsPingPong(const probe::SeriesState& state) {
-  return (state.key.kind == "ucx_rtt" || state.key.kind == "tcp_rtt") && state.last.rtt;
+  return (state.key.kind == "ucx_rtt" || state.key.kind == "tcp_rtt") && state.last.rtt &&
+         state.last.withheld.empty();
 }
 
 std::string SizeText(std::uint64_t bytes) {
@@ -192,9 +194,10 @@ std::vector<LandingRailRow> BuildLandingRows(const std::vector<inventory::Rail>&
     }
     row.transport = TransportText(series, rail.name);
     for (const auto& check : checks) {
-      if (!check.ok && check.rail == rail.name) {
+      // A held-back check is listed too: it is not green.
+      if ((!check.ok || check.held_back) && check.rail == rail.name) {
         row.failing.push_back(check);
-        row.fixes.push_back(health::Remedy(check, rails, topology));
+        row.fixes.push_back(check.held_back ? "" : health::Remedy(check, rails, topology));
       }
     }
     rows.push_back(std::move(row));
@@ -208,7 +211,7 @@ std::vector<health::CheckResult> HostFailingChecks(const std::vector<LandingRail
   for (const auto& row : rows) shown.insert(row.rail);
   std::vector<health::CheckResult> host;
   for (const auto& check : checks) {
-    if (!check.ok && !shown.count(check.rail)) host.push_back(check);
+    if ((!check.ok || check.held_back) && !shown.count(check.rail)) host.push_back(check);
   }
   return host;
 }

@@ -16,6 +16,7 @@
 #include "rail/inventory/qos.h"
 #include "rail/inventory/rails.h"
 #include "rail/inventory/snapshot.h"
+#include "rail/probe/figures.h"
 #include "rail/probe/result_store.h"
 #include "rail/probe/worker.h"
 #include "rail/sysfs/infiniband.h"
@@ -35,6 +36,9 @@ struct Thresholds {
   // health.multirail_max_rail_share: one rail carrying more than this share of a multi-rail
   // probe's bytes fails multirail_striping.
   double multirail_max_rail_share = 0.8;
+  // health.multirail_min_efficiency: UCX's striping over every rail reaching less than this
+  // fraction of the rails driven at once (probe::StripingEfficiency) fails multirail_striping.
+  double multirail_min_efficiency = 0.6;
   // health.gpu_nic_max_path: a discrete GPU whose nearest RDMA device, or a rail whose nearest
   // GPU, is farther than this fails gpu_nic_affinity. PXB is the farthest path at which NCCL uses
   // GPUDirect RDMA by default (NCCL_NET_GDR_LEVEL).
@@ -115,6 +119,8 @@ struct HealthInputs {
   const std::vector<inventory::RailTemperature>* nic_temperatures = nullptr;
   const CounterHistory* history = nullptr;
   Thresholds thresholds;
+  // What a run's figures must obey (the figures section): a noisy or withheld run is not judged.
+  probe::FigureLimits figures;
   std::string own_agent_version;
   std::string own_ucx_version;
   // Whether a series' last result is still current (ResultStore::IsCurrent). The probe-derived
@@ -136,7 +142,11 @@ struct CheckResult {
   std::string rail;   // the rail label; "" for host-wide checks
   std::string peer;   // the peer label for checks about a peer; "" otherwise
   bool ok = true;
-  std::string reason;  // for people; empty when ok
+  std::string reason;  // for people; empty when ok, unless held back
+  // The check could not judge this time: its evidence was noise or was withheld (probe/figures.h).
+  // Neither a pass nor a failure: published as rail_check_held_back{...,reason}, with no
+  // rail_check_ok; `ok` is true so that nothing counts it as failing.
+  bool held_back = false;
   auto operator<=>(const CheckResult&) const = default;
 };
 

@@ -16,6 +16,7 @@ namespace rail::health {
 // What the checks read besides the inventory.
 struct Context {
   Thresholds thresholds;
+  probe::FigureLimits figures;
   const probe::ResultStore* results = nullptr;  // null when no probe runs
   // The IPv4 addresses of the host's interfaces (ReadInterfaceAddresses). Empty: none known; the
   // checks then use the rails' own addresses.

@@ -67,6 +67,13 @@ const sysfs::InfinibandPort* FindRailPort(const std::vector<sysfs::InfinibandDev
 const sysfs::NetDevice* FindNetDevice(const std::vector<sysfs::NetDevice>& net_devices,
                                       const std::string& name);
 
+// The rail's line rate in bytes per second: its port's rate (ports/<n>/rate), else the configured
+// expectation (rails[].expected_rate_gbps), else, for an RDMA rail, its netdev's speed
+// (class/net/<netdev>/speed). A netdev-only rail's speed (a veth's nominal 10 Gbit/s) means
+// nothing, so it has a line rate only when one is configured. `port` and `netdev` may be null.
+std::optional<double> LineRate(const Rail& rail, const sysfs::InfinibandPort* port,
+                               const sysfs::NetDevice* netdev);
+
 // Configured rails first, in configuration order (also when their port is missing or down, so
 // a sick rail stays visible), then, when `discover_unlisted`, every active port that no
 // configured rail names, ordered by device and port.

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "rail/gpu/memory.h"
+#include "rail/probe/figures.h"
 #include "rail/probe/result_store.h"
 
 namespace rail::probe {
@@ -27,10 +28,11 @@ struct MemoryThroughputRatio {
 };
 
 // For every successful, current GPU-memory series, the ratio to the successful, current
-// host-memory series of the same kind, rail, peer and message size; none without that pair.
-// `is_current` empty: every series is current.
+// host-memory series of the same kind, rail, peer and message size; none without that pair, nor
+// when either run's figures were withheld or the two finished further apart than
+// limits.ratio_max_age. `is_current` empty: every series is current.
 std::vector<MemoryThroughputRatio> MemoryThroughputRatios(
     const std::vector<SeriesState>& series,
-    const std::function<bool(const SeriesState&)>& is_current);
+    const std::function<bool(const SeriesState&)>& is_current, const FigureLimits& limits);
 
 }  // namespace rail::probe

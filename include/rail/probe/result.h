@@ -12,6 +12,7 @@
 
 #include "rail/gpu/memory.h"
 #include "rail/nic/fabric_counters.h"
+#include "rail/probe/spread.h"
 #include "rail/probe/stats.h"
 
 namespace rail::probe {
@@ -46,6 +47,9 @@ struct ProbeRail {
   std::string rdma_device;  // "" for netdev-only rails
   unsigned rdma_port = 0;
   bool expect_rdma = true;  // a TCP lane on this rail is a fallback
+  // The rail's line rate, bytes per second: its port's rate, else the configured expectation
+  // (inventory::LineRate); nullopt when neither is known (a veth's nominal speed means nothing).
+  std::optional<double> line_rate;
 };
 
 // The rails' names, in their order.
@@ -104,6 +108,13 @@ struct TransportLane {
   std::string rail;       // the local rail owning `device`, "" when none does
 };
 
+// An invariant a run's figures broke (figures.h): its token and what broke it, for people.
+struct FigureProblem {
+  std::string invariant;
+  std::string message;
+  auto operator<=>(const FigureProblem&) const = default;
+};
+
 struct ProbeResult {
   ProbeKind kind = ProbeKind::kUcxThroughput;
   std::string peer;
@@ -123,7 +134,13 @@ struct ProbeResult {
   double throughput_bytes_per_second = 0;
   std::uint64_t message_size_bytes = 0;
   unsigned streams = 0;  // tcp_throughput: parallel TCP streams; 0 for the other kinds
-  std::vector<RailThroughput> per_rail;     // multi-rail kinds
+  std::vector<RailThroughput> per_rail;  // multi-rail kinds
+  // Bulk kinds: the spread of the timed phase's interval rates (a multi-rail capacity run's:
+  // of the rails' summed rates); nullopt with fewer than two whole intervals.
+  std::optional<RateSpread> spread;
+  // The invariants the run's figures broke (CheckRunFigures, filled by the runner): while any,
+  // its throughput and latency are not published and no check judges them.
+  std::vector<FigureProblem> withheld;
   std::vector<double> rtt_samples_seconds;  // round trips
   std::optional<LatencySummary> rtt;        // round trip summary
   std::vector<TransportLane> lanes;         // UCX kinds: lanes of the endpoint(s)

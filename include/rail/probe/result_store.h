@@ -42,6 +42,11 @@ struct SeriesState {
   std::uint64_t consecutive_failures = 0;
   std::string last_failure_reason;
   std::string last_failure_message;
+  // Runs whose figures were withheld, by the invariant they broke (ProbeResult::withheld).
+  std::map<std::string, std::uint64_t> withheld_by_invariant;
+  // multirail_capacity: an efficiency above range asked for this series to be measured again
+  // (RequestRemeasure); cleared by its next run. No efficiency is published meanwhile.
+  bool remeasure_requested = false;
   // Cumulative round-trip histogram (bucket upper bounds are RttBuckets()).
   std::vector<std::uint64_t> rtt_bucket_counts;  // per bucket, not cumulative
   std::uint64_t rtt_count = 0;
@@ -50,7 +55,8 @@ struct SeriesState {
 
 std::string RailLabel(const std::vector<std::string>& rails);
 
-// Runs a responder refused busy, by kind, peer and rail(s) (rail_probe_busy_total).
+// Runs a responder refused busy, by kind, peer and rail(s) (rail_probe_busy_total); also the key
+// of the capacity re-measures.
 struct BusyKey {
   std::string kind;
   std::string peer;
@@ -85,6 +91,12 @@ class ResultStore {
   void RecordBusy(const ProbeResult& result);
   std::map<BusyKey, std::uint64_t> BusyCounts() const;
 
+  // Marks the series `capacity` to be measured again, once: false (nothing changed) when it is
+  // already marked or unknown. Counted per series (RemeasureCounts).
+  bool RequestRemeasure(const SeriesKey& capacity);
+  // Re-measures requested, by kind, peer and rail(s) (rail_multirail_capacity_remeasures_total).
+  std::map<BusyKey, std::uint64_t> RemeasureCounts() const;
+
   // Counts a run the probe worker could not run (IsSkipped): like busy, no run of its series.
   void RecordSkipped(const ProbeResult& result);
   std::map<SkippedKey, std::uint64_t> SkippedCounts() const;
@@ -108,6 +120,7 @@ class ResultStore {
   std::map<SeriesKey, SeriesState> series_;
   std::map<BusyKey, std::uint64_t> busy_;
   std::map<SkippedKey, std::uint64_t> skipped_;
+  std::map<BusyKey, std::uint64_t> remeasures_;
 };
 
 }  // namespace rail::probe

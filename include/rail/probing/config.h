@@ -15,6 +15,7 @@
 #include "rail/gpu/memory.h"
 #include "rail/inventory/rails.h"
 #include "rail/peer/limits.h"
+#include "rail/probe/figures.h"
 #include "rail/schedule/scheduler.h"
 
 namespace rail::probing {
@@ -91,6 +92,9 @@ struct ProbingConfig {
   std::optional<FleetConfig> fleet;
   std::vector<ProbeConfig> probes;
   schedule::Budget budget;
+  // figures: what a run's figures must obey to be published (probe/figures.h). Restart-only: the
+  // checks judge by it too.
+  probe::FigureLimits figures;
   // bulk_concurrency: host (one bulk transfer per host at a time) or rail (one per rail), for
   // this agent's own probes and for the ones its responder serves alike.
   base::BulkConcurrency bulk_concurrency = base::kDefaultBulkConcurrency;

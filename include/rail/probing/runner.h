@@ -1,7 +1,9 @@
 // The probe runner: starts each planned probe when the scheduler says so, each run on a thread of
 // its own (latency probes may overlap each other and, on other rails, a bulk run), and files the
 // results in the store, stamped by the injected clock. A run the probe worker could not run
-// (probe::IsSkipped) is no run of its series: counted in `skipped` only.
+// (probe::IsSkipped) is no run of its series: counted in `skipped` only. Every run's figures are
+// checked as it is filed (probe::CheckRunFigures); a striped run whose efficiency comes out above
+// range has its capacity measured again at once (probe/striping.h).
 #pragma once
 
 #include <atomic>
@@ -17,6 +19,7 @@
 #include <vector>
 
 #include "rail/base/clock.h"
+#include "rail/probe/figures.h"
 #include "rail/probe/probe.h"
 #include "rail/probe/result_store.h"
 #include "rail/probing/plan.h"
@@ -28,8 +31,8 @@ class ProbeRunner {
  public:
   // options.seed draws the jitter: the owner's seed, so that a test repeats a schedule.
   ProbeRunner(std::vector<PlannedProbe> plan, schedule::SchedulerOptions options,
-              probe::ProbeContext context, probe::ProbeMaker make_probe, probe::ResultStore& store,
-              const base::Clock& clock);
+              probe::FigureLimits figures, probe::ProbeContext context,
+              probe::ProbeMaker make_probe, probe::ResultStore& store, const base::Clock& clock);
   ~ProbeRunner();  // Stop()
   ProbeRunner(const ProbeRunner&) = delete;
   ProbeRunner& operator=(const ProbeRunner&) = delete;
@@ -64,9 +67,14 @@ class ProbeRunner {
                                                        std::vector<probe::ProbeResult> results,
                                                        std::uint64_t* bytes);
   const PlannedProbe* Find(const std::string& name) const;
+  // After a striped run of `planned`'s peer: when its efficiency is above range, asks for its
+  // capacity to be measured again (the store withholds the efficiency until then) and queues the
+  // capacity job for an early run.
+  void RemeasureLowCapacity(const PlannedProbe& planned);
 
   const std::vector<PlannedProbe> plan_;
   const schedule::SchedulerOptions options_;
+  const probe::FigureLimits figures_;
   probe::ProbeContext context_;
   const probe::ProbeMaker make_probe_;
   probe::ResultStore& store_;
@@ -78,6 +86,7 @@ class ProbeRunner {
   std::condition_variable wake_;
   bool stopping_ = false;
   std::map<std::string, Running> running_;
+  std::vector<std::string> run_soon_;  // jobs to start early at the next pass (RunSoon)
   std::thread loop_;
 };
 

@@ -22,6 +22,9 @@
 //   factor so that initiators refused together do not come back together; only within the
 //   current interval (a retry never delays or adds to the regular runs), and like any other start
 //   it waits for its rails and the budget.
+// * RunSoon asks for an extra run of a job now (a capacity measured again because a figure
+//   divided by it came out impossible): like a busy retry, it keeps the regular run where it is,
+//   waits for its rails and the byte budget, and is dropped when the regular run is due anyway.
 // * Budget: per rail, the share of wall time bulk probes may take, and the bytes per hour all
 //   probes together may move. Validation refuses a configuration that could exceed either, using
 //   each job's timeout as the longest a run can take and its shortest jittered interval. At run
@@ -118,6 +121,9 @@ class Scheduler {
   // before the job's next regular run. Returns false (and changes nothing) when `name` is not
   // running.
   bool Busy(std::string_view name, std::uint64_t bytes_moved, Duration retry_after);
+  // Asks for an extra run of `name` as soon as its rails and the budget allow, before its next
+  // regular run (which stays where it is). False when `name` is unknown.
+  bool RunSoon(std::string_view name);
   // When Poll next has something to do: a job falling due, a deadline, or bytes leaving the
   // budget window. The current time when something can start right away; nullopt when nothing
   // will ever happen (no jobs). Jobs waiting for rails are woken by Finished or a deadline.
@@ -131,7 +137,7 @@ class Scheduler {
   struct JobState {
     ProbeJob job;
     TimePoint next_due;                 // the next regular run
-    std::optional<TimePoint> retry_at;  // a busy run's retry, before next_due
+    std::optional<TimePoint> retry_at;  // a busy run's retry or a RunSoon, before next_due
     bool running = false;
     TimePoint deadline;
     std::uint64_t run_id = 0;

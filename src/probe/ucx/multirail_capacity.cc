@@ -90,8 +90,10 @@ void DriveRails(detail::InitiatorRun& run, std::uint64_t size, Links& links,
 void AddRailRuns(detail::InitiatorRun& run, Links& links, const std::vector<RailRun>& runs) {
   ProbeResult& result = run.result();
   double longest = 0;
+  std::vector<std::vector<double>> interval_rates;
   for (std::size_t index = 0; index < links.size(); ++index) {
     const ThroughputOutcome& outcome = runs[index].outcome;
+    interval_rates.push_back(outcome.interval_rates);
     const std::string& name = run.params().rails[index].name;
     links[index]->CaptureLanes();
     result.local_cpu_seconds += runs[index].cpu_seconds;
@@ -111,6 +113,8 @@ void AddRailRuns(detail::InitiatorRun& run, Links& links, const std::vector<Rail
   }
   result.seconds = longest;
   result.bytes_sent = result.bytes;
+  // The rails started together at the barrier: their intervals line up.
+  result.spread = SpreadOf(SumIntervalRates(interval_rates));
   if (longest > 0) {
     result.throughput_bytes_per_second = static_cast<double>(result.bytes) / longest;
   }

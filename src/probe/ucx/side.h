@@ -32,6 +32,7 @@
 #include "rail/gpu/memory.h"
 #include "rail/probe/probe.h"
 #include "rail/probe/result.h"
+#include "rail/probe/spread.h"
 
 namespace rail::probe {
 
@@ -41,7 +42,9 @@ struct ThroughputOutcome {
   // the drain's time limit when operations were still outstanding then.
   double seconds = 0;
   std::uint64_t operations = 0;  // completed operations
-  std::string error_reason;      // "" on success; "ucx:<status>", "timeout", "cancelled", ...
+  // The timed phase's rates of its successive intervals (IntervalRecorder), bytes per second.
+  std::vector<double> interval_rates;
+  std::string error_reason;  // "" on success; "ucx:<status>", "timeout", "cancelled", ...
   std::string error_message;
   // On success, what limited the run by time rather than by its operations (a warm-up or drain
   // that reached its limit, a window made smaller for a slow rail); "" when nothing did.
@@ -268,9 +271,10 @@ class UcxProbeSide {
                          std::string* message);
   // Posts whenever fewer than `window` operations are outstanding, until `stop_posting_at`, an
   // operation or the endpoint fails, or `cancel`; the abort reason or "".
+  // `intervals` sees the bytes completed so far at every pass.
   std::string KeepWindowFull(UcxOperation operation, std::size_t message_bytes, unsigned window,
                              Clock::time_point stop_posting_at, const std::atomic<bool>* cancel,
-                             std::string* message);
+                             IntervalRecorder& intervals, std::string* message);
   // Progresses until the tracker has seen `target` completions, or the deadline, a cancel or an
   // endpoint error; returns the abort reason or "".
   std::string WaitForCompletions(std::uint64_t target, Clock::time_point deadline,

@@ -200,7 +200,9 @@ std::string UcxProbeSide::WarmUp(UcxOperation operation, std::size_t message_byt
 
 std::string UcxProbeSide::KeepWindowFull(UcxOperation operation, std::size_t message_bytes,
                                          unsigned window, Clock::time_point stop_posting_at,
-                                         const std::atomic<bool>* cancel, std::string* message) {
+                                         const std::atomic<bool>* cancel,
+                                         IntervalRecorder& intervals, std::string* message) {
+  const std::uint64_t completed_before = tracker_.completed;
   while (true) {
     // At most one window per pass, so that operations completing in place cannot keep this
     // loop from looking at the clock.
@@ -220,7 +222,9 @@ std::string UcxProbeSide::KeepWindowFull(UcxOperation operation, std::size_t mes
       *message = "cancelled while posting";
       return "cancelled";
     }
-    if (Clock::now() >= stop_posting_at) return {};
+    const Clock::time_point now = Clock::now();
+    intervals.Observe(now, (tracker_.completed - completed_before) * message_bytes);
+    if (now >= stop_posting_at) return {};
   }
 }
 
@@ -234,8 +238,10 @@ std::string UcxProbeSide::TimedPhase(UcxOperation operation, std::size_t message
   const std::uint64_t completed_before = tracker_.completed;
   const std::uint64_t failed_before = tracker_.failed;
   const Clock::time_point start = Clock::now();
-  std::string reason =
-      KeepWindowFull(operation, message_bytes, window, start + duration, cancel, message);
+  IntervalRecorder intervals(start, duration);
+  std::string reason = KeepWindowFull(operation, message_bytes, window, start + duration, cancel,
+                                      intervals, message);
+  outcome->interval_rates = intervals.rates();
   if (reason.empty()) {
     const Clock::time_point drain_deadline = Clock::now() + drain_limit;
     reason = WaitForCompletions(tracker_.posted, drain_deadline, cancel, message);

@@ -71,6 +71,7 @@ void MeasureOneContextThroughput(InitiatorRun& run) {
   result->bytes_sent = outcome.bytes;
   result->seconds = outcome.seconds;
   result->throughput_bytes_per_second = outcome.bytes_per_second();
+  result->spread = SpreadOf(outcome.interval_rates);
   RecordMemory(link, result);
   result->lanes = link.lanes();
   AddFallbackRails(result->lanes, params.rails, result);

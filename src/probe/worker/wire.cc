@@ -55,6 +55,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RailCounterDelta, rail, transmit
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RailFabricEvidence, rail, seconds, nic, counters)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RailThroughput, rail, bytes_per_second, bytes)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TransportLane, transport, device, rail)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RateSpread, intervals, min_bytes_per_second,
+                                                max_bytes_per_second, mean_bytes_per_second, cv)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(LatencySummary, count, min, p50, p90, p99, p999,
                                                 max)
 
@@ -123,6 +125,7 @@ void ReadResultDetails(const json& in, ProbeResult& out) {
   in.at("per_rail").get_to(out.per_rail);
   in.at("rtt_samples_seconds").get_to(out.rtt_samples_seconds);
   if (in.contains("rtt")) out.rtt = in.at("rtt").get<LatencySummary>();
+  if (in.contains("spread")) out.spread = in.at("spread").get<RateSpread>();
   in.at("lanes").get_to(out.lanes);
   in.at("fallback_rails").get_to(out.fallback_rails);
   in.at("counters").get_to(out.counters);
@@ -198,6 +201,7 @@ json ToJson(const ProbeResult& result) {
               {"memory_path", result.memory_path},
               {"gpu_pci_bus_id", result.gpu_pci_bus_id}};
   if (result.rtt) out["rtt"] = *result.rtt;
+  if (result.spread) out["spread"] = *result.spread;
   if (result.gpu_link_speed_gts) out["gpu_link_speed_gts"] = *result.gpu_link_speed_gts;
   if (result.peer_cpu_seconds) out["peer_cpu_seconds"] = *result.peer_cpu_seconds;
   return out;

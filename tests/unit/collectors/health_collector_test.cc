@@ -101,5 +101,27 @@ TEST_F(HealthCollectorTest, ProbeResultsBecomeVerdictsWhileCurrent) {
       << "the peer's versions stay known";
 }
 
+TEST_F(HealthCollectorTest, AHeldBackCheckIsNeitherGreenNorRed) {
+  probe::ProbeResult result;
+  result.kind = probe::ProbeKind::kUcxThroughput;
+  result.peer = "b";
+  result.rails = {"rail0"};
+  result.success = true;
+  result.finished_at = clock_.WallNow();
+  result.message_size_bytes = 1 << 20;
+  result.throughput_bytes_per_second = 1e9;  // below half the 100 Gb/s line rate...
+  result.spread = probe::RateSpread{10, 0.1e9, 2e9, 1e9, 0.7};  // ...in a run that was noise
+  store_.Record(result, std::chrono::minutes(5));
+  const auto families = set_->Collect();
+  EXPECT_EQ(Sample(families, "rail_check_ok",
+                   {{"check", "probe_throughput"}, {"rail", "rail0"}, {"peer", "b"}}),
+            std::nullopt);
+  EXPECT_EQ(Sample(families, "rail_check_info", {{"check", "probe_throughput"}}), std::nullopt);
+  EXPECT_EQ(Sample(families, "rail_check_held_back",
+                   {{"check", "probe_throughput"}, {"rail", "rail0"}, {"peer", "b"}}),
+            1);
+  EXPECT_THAT(test::Serialize(families), HasSubstr("noise, not judged"));
+}
+
 }  // namespace
 }  // namespace rail::collectors

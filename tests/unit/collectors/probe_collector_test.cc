@@ -276,5 +276,71 @@ TEST_F(ProbeCollectorTest, CountersOfRailsTheRunDidNotUseAreNotSeriesOfTheirOwn)
   EXPECT_EQ(Sample(families, "rail_probe_other_rails_transmit_bytes", {{"rail", "rail0"}}), 7);
 }
 
+TEST_F(ProbeCollectorTest, ARunWhoseFiguresBrokeAnInvariantPublishesWhichNotItsFigures) {
+  auto result = Result(probe::ProbeKind::kMultirailCapacity, {"rail0", "rail1"});
+  result.per_rail = {{"rail0", 5e8, 1'000'000'000}, {"rail1", 5e8, 900'000'000}};
+  result.spread = probe::RateSpread{10, 0.8e9, 1.2e9, 1e9, 0.1};
+  result.withheld = {{"rail_bytes_sum", "the rails' bytes sum to 1900000000"}};
+  store_.Record(result, minutes(5));
+  const auto families = set_->Collect();
+  const test::LabelMap series = {{"kind", "multirail_capacity"}, {"rail", "rail0+rail1"}};
+  EXPECT_EQ(Sample(families, "rail_probe_figures_withheld",
+                   {{"kind", "multirail_capacity"}, {"invariant", "rail_bytes_sum"}}),
+            1);
+  EXPECT_EQ(Sample(families, "rail_probe_figure_violations_total",
+                   {{"kind", "multirail_capacity"}, {"invariant", "rail_bytes_sum"}}),
+            1);
+  EXPECT_EQ(Sample(families, "rail_probe_success", series), 1);
+  for (const char* family :
+       {"rail_probe_throughput_bytes_per_second", "rail_probe_rail_throughput_bytes_per_second",
+        "rail_probe_rail_bytes", "rail_probe_interval_throughput_bytes_per_second",
+        "rail_probe_throughput_cv"}) {
+    EXPECT_EQ(SampleCount(families, family), 0u) << family;
+  }
+  EXPECT_FALSE(Sample(families, "rail_multirail_striping_efficiency", {{"peer", "b"}}));
+}
+
+TEST_F(ProbeCollectorTest, ABulkRunPublishesItsSpreadAndEachRailsBytes) {
+  auto result = Result(probe::ProbeKind::kMultirailCapacity, {"rail0", "rail1"});
+  result.per_rail = {{"rail0", 6e8, 1'200'000'000}, {"rail1", 4e8, 800'000'000}};
+  result.spread = probe::RateSpread{10, 0.8e9, 1.2e9, 1e9, 0.1};
+  store_.Record(result, minutes(5));
+  const auto families = set_->Collect();
+  EXPECT_EQ(Sample(families, "rail_probe_interval_throughput_bytes_per_second", {{"stat", "min"}}),
+            0.8e9);
+  EXPECT_EQ(Sample(families, "rail_probe_interval_throughput_bytes_per_second", {{"stat", "max"}}),
+            1.2e9);
+  EXPECT_EQ(Sample(families, "rail_probe_throughput_cv", {{"kind", "multirail_capacity"}}), 0.1);
+  EXPECT_EQ(Sample(families, "rail_probe_rail_bytes", {{"rail", "rail0"}}), 1.2e9);
+  EXPECT_EQ(Sample(families, "rail_probe_rail_bytes", {{"rail", "rail1"}}), 0.8e9);
+  EXPECT_EQ(SampleCount(families, "rail_probe_figures_withheld"), 0u);
+}
+
+TEST_F(ProbeCollectorTest, AnEfficiencyAboveCapacityIsWithheldWithItsReason) {
+  auto capacity = Result(probe::ProbeKind::kMultirailCapacity, {"rail0", "rail1"});
+  capacity.throughput_bytes_per_second = 1e9;
+  store_.Record(capacity, minutes(5));
+  auto striped = Result(probe::ProbeKind::kUcxMultirailThroughput, {"rail0", "rail1"});
+  striped.throughput_bytes_per_second = 1.98e9;
+  store_.Record(striped, minutes(5));
+  auto families = set_->Collect();
+  EXPECT_FALSE(Sample(families, "rail_multirail_striping_efficiency", {{"peer", "b"}}));
+  EXPECT_EQ(Sample(families, "rail_multirail_striping_efficiency_withheld",
+                   {{"peer", "b"}, {"reason", "above_capacity"}}),
+            1);
+  // The runner asked for the capacity again: counted, and awaited.
+  ASSERT_TRUE(store_.RequestRemeasure(store_.Snapshot()[0].key));
+  families = set_->Collect();
+  EXPECT_EQ(Sample(families, "rail_multirail_capacity_remeasures_total", {{"peer", "b"}}), 1);
+  EXPECT_EQ(Sample(families, "rail_multirail_striping_efficiency_withheld",
+                   {{"peer", "b"}, {"reason", "awaiting_capacity"}}),
+            1);
+  capacity.throughput_bytes_per_second = 2.2e9;
+  store_.Record(capacity, minutes(5));
+  families = set_->Collect();
+  EXPECT_DOUBLE_EQ(*Sample(families, "rail_multirail_striping_efficiency", {{"peer", "b"}}), 0.9);
+  EXPECT_EQ(SampleCount(families, "rail_multirail_striping_efficiency_withheld"), 0u);
+}
+
 }  // namespace
 }  // namespace rail::collectors

@@ -24,7 +24,7 @@ TEST(MemoryRatioTest, EachGpuSeriesOverItsHostSeries) {
       State("rail1", gpu::MemoryType::kHost, 8e9),
       State("rail1", gpu::MemoryType::kCuda, 4e9),
   };
-  const auto ratios = MemoryThroughputRatios(series, {});
+  const auto ratios = MemoryThroughputRatios(series, {}, {});
   ASSERT_EQ(ratios.size(), 3u);
   EXPECT_EQ(ratios[0].rail, "rail0");
   EXPECT_EQ(ratios[0].memory, gpu::MemoryType::kCuda);
@@ -41,21 +41,21 @@ TEST(MemoryRatioTest, NoRatioWithoutAMatchingSuccessfulCurrentHostRun) {
   // Another size, a failed host run, a stale host run: no pair in any of them.
   EXPECT_TRUE(MemoryThroughputRatios({State("rail0", gpu::MemoryType::kHost, 10e9, true, 4096),
                                       State("rail0", gpu::MemoryType::kCuda, 1e9)},
-                                     {})
+                                     {}, {})
                   .empty());
   EXPECT_TRUE(MemoryThroughputRatios({State("rail0", gpu::MemoryType::kHost, 10e9, false),
                                       State("rail0", gpu::MemoryType::kCuda, 1e9)},
-                                     {})
+                                     {}, {})
                   .empty());
   const auto host_is_stale = [](const SeriesState& state) { return state.key.memory != "host"; };
   EXPECT_TRUE(MemoryThroughputRatios({State("rail0", gpu::MemoryType::kHost, 10e9),
                                       State("rail0", gpu::MemoryType::kCuda, 1e9)},
-                                     host_is_stale)
+                                     host_is_stale, {})
                   .empty());
   // A failed GPU run has no figure to compare.
   EXPECT_TRUE(MemoryThroughputRatios({State("rail0", gpu::MemoryType::kHost, 10e9),
                                       State("rail0", gpu::MemoryType::kCuda, 1e9, false)},
-                                     {})
+                                     {}, {})
                   .empty());
 }
 
@@ -75,10 +75,26 @@ TEST(MemoryRatioTest, TheStoreKeepsHostAndCudaRunsApart) {
   store.Record(result, std::chrono::milliseconds(0));
   const auto snapshot = store.Snapshot();
   ASSERT_EQ(snapshot.size(), 2u);
-  const auto ratios = MemoryThroughputRatios(snapshot, {});
+  const auto ratios = MemoryThroughputRatios(snapshot, {}, {});
   ASSERT_EQ(ratios.size(), 1u);
   EXPECT_DOUBLE_EQ(ratios[0].ratio, 0.1);
 }
 
 }  // namespace
+TEST(MemoryRatioTest, NoRatioOfRunsTooFarApartOrWithWithheldFigures) {
+  FigureLimits limits;
+  limits.ratio_max_age = std::chrono::minutes(10);
+  const auto now = std::chrono::system_clock::now();
+  auto host = State("rail0", gpu::MemoryType::kHost, 10e9);
+  auto cuda = State("rail0", gpu::MemoryType::kCuda, 1e9);
+  host.last.finished_at = now - std::chrono::minutes(11);
+  cuda.last.finished_at = now;
+  EXPECT_TRUE(MemoryThroughputRatios({host, cuda}, {}, limits).empty());
+  host.last.finished_at = now - std::chrono::minutes(9);
+  EXPECT_EQ(MemoryThroughputRatios({host, cuda}, {}, limits).size(), 1u);
+  // A run whose figures broke an invariant is no measurement to divide by.
+  host.last.withheld = {{kLineRate, "above the line rate"}};
+  EXPECT_TRUE(MemoryThroughputRatios({host, cuda}, {}, limits).empty());
+}
+
 }  // namespace rail::probe

@@ -121,7 +121,7 @@ TEST(WorkerWireTest, ParamsSurviveTheRoundTripAndGarbageIsRefused) {
   ProbeParams params;
   params.kind = ProbeKind::kUcxRtt;
   params.operation = UcxOperation::kGet;
-  params.rails = {{"rail0", "ra0", "ra0", "10.0.0.1", "", 0, false}};
+  params.rails = {{"rail0", "ra0", "ra0", "10.0.0.1", "", 0, false, std::nullopt}};
   params.timeout = 1234ms;
   params.memory = gpu::MemoryType::kCudaHost;
   std::string error;
@@ -197,7 +197,7 @@ ProbeParams UcxRttParams(const std::string& peer, const std::string& rail,
   ProbeParams params;
   params.kind = ProbeKind::kUcxRtt;
   params.peer = peer;
-  params.rails = {{rail, "lo", "lo", "127.0.0.1", "", 0, false}};
+  params.rails = {{rail, "lo", "lo", "127.0.0.1", "", 0, false, std::nullopt}};
   params.timeout = timeout;
   return params;
 }

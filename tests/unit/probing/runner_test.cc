@@ -70,7 +70,7 @@ class RunnerTest : public ::testing::Test {
     schedule::SchedulerOptions options;
     options.seed = seed;
     auto runner = std::make_unique<ProbeRunner>(
-        std::move(plan), options, probe::ProbeContext{},
+        std::move(plan), options, probe::FigureLimits{}, probe::ProbeContext{},
         [this, script](probe::ProbeKind) {
           return std::make_unique<ScriptedProbe>(script, &runs, &mutex);
         },
