@@ -14,6 +14,10 @@ scrape taken before any probe ran. The invariants (from the issue's contract):
 * rail_multirail_striping_efficiency{peer} is finite, in [0, 1 + striping tolerance]; never both it
   and rail_multirail_striping_efficiency_withheld{peer, reason} for one peer; the withheld gauge is
   1 with a known reason;
+* where a peer has one multirail_capacity series and one ucx_multirail_throughput series (which
+  two runs an efficiency divides is plain then), a published efficiency is the second's
+  throughput over the first's, the two runs finished at most ratio_max_age apart
+  (rail_probe_last_run_timestamp_seconds), and neither run's figures are withheld;
 * rail_probe_rail_bytes of a multirail_capacity run sum to that run's rail_probe_bytes (the series
   whose rail label is the run's rails joined with "+", every other label the same), and every one
   of the run's rails has its sample;
@@ -21,8 +25,8 @@ scrape taken before any probe ran. The invariants (from the issue's contract):
 * rail_probe_interval_throughput_bytes_per_second min <= max; rail_probe_throughput_cv finite and
   >= 0; no throughput (nor byte count) negative or non-finite;
 * a series with rail_probe_figures_withheld{<its last-run labels>, invariant} has none of the
-  withheld figures (throughput, per-rail throughput, per-rail bytes, RTT stats, interval rates, cv),
-  its invariant is a known token, and rail_probe_figure_violations_total of its series and
+  withheld figures (throughput, per-rail throughput, per-rail bytes, RTT stats, interval rates,
+  cv), its invariant is a known token, and rail_probe_figure_violations_total of its series and
   invariant is at least 1;
 * no throughput of one rail (single-rail rail_probe_throughput_bytes_per_second, or
   rail_probe_rail_throughput_bytes_per_second) above that rail's line rate x (1 + line-rate
@@ -34,8 +38,8 @@ scrape taken before any probe ran. The invariants (from the issue's contract):
   held back is 1.
 
 The tolerances are the agent's defaults (TOLERANCES); a test that configures other ones
-(figures.striping_efficiency_tolerance, figures.line_rate_tolerance) passes them to
-assert_invariants or changes TOLERANCES.
+(figures.striping_efficiency_tolerance, figures.line_rate_tolerance, figures.ratio_max_age)
+passes them to assert_invariants or changes TOLERANCES.
 """
 
 import atexit
@@ -45,8 +49,9 @@ import threading
 
 from prometheus_client.parser import text_string_to_metric_families
 
-# The agent's defaults (figures.striping_efficiency_tolerance, figures.line_rate_tolerance).
-TOLERANCES = {"striping_efficiency": 0.1, "line_rate": 0.05}
+# The agent's defaults (figures.striping_efficiency_tolerance, figures.line_rate_tolerance,
+# figures.ratio_max_age in seconds).
+TOLERANCES = {"striping_efficiency": 0.1, "line_rate": 0.05, "ratio_max_age": 600.0}
 
 # Tokens of rail_probe_figures_withheld{invariant} and of
 # rail_multirail_striping_efficiency_withheld{reason}.
@@ -69,6 +74,7 @@ VIOLATIONS = "rail_probe_figure_violations_total"
 EFFICIENCY = "rail_multirail_striping_efficiency"
 EFFICIENCY_WITHHELD = "rail_multirail_striping_efficiency_withheld"
 REMEASURES = "rail_multirail_capacity_remeasures_total"
+LAST_RUN = "rail_probe_last_run_timestamp_seconds"
 HELD_BACK = "rail_check_held_back"
 CHECK_OK = "rail_check_ok"
 PORT_RATE = "rail_port_rate_bytes_per_second"
@@ -113,6 +119,7 @@ def check_samples(samples, tolerances=None):
     problems = []
     _check_values(by_name, problems)
     _check_striping(by_name, tol, problems)
+    _check_efficiency_runs(by_name, tol, problems)
     _check_rail_bytes(by_name, problems)
     _check_rtt_order(by_name, problems)
     _check_interval(by_name, problems)
@@ -163,6 +170,47 @@ def _check_striping(by_name, tol, problems):
             problems.append("%s%s: reason %r is none of %s" % (
                 EFFICIENCY_WITHHELD, _show(labels), labels.get("reason"),
                 sorted(STRIPING_WITHHELD_REASONS)))
+
+
+def _check_efficiency_runs(by_name, tol, problems):
+    """A published efficiency against the two runs it divides, where they are plain: the peer's
+    one multirail_capacity series and one ucx_multirail_throughput series."""
+    published = {labels.get("peer"): value for labels, value in by_name.get(EFFICIENCY, ())}
+    if not published:
+        return
+    series = {}  # (kind, peer) -> [series labels], from the series' last-run timestamps
+    stamps = {}
+    for labels, value in by_name.get(LAST_RUN, ()):
+        stamps[_key(labels)] = value
+        if labels.get("kind") in ("multirail_capacity", "ucx_multirail_throughput"):
+            series.setdefault((labels["kind"], labels.get("peer")), []).append(labels)
+    throughput = {_key(labels, "memory_path"): value
+                  for labels, value in by_name.get(THROUGHPUT, ())}
+    withheld = {_key(labels, "memory_path", "invariant")
+                for labels, _ in by_name.get(FIGURES_WITHHELD, ())}
+    for peer, efficiency in published.items():
+        capacity = series.get(("multirail_capacity", peer), [])
+        striped = series.get(("ucx_multirail_throughput", peer), [])
+        if len(capacity) != 1 or len(striped) != 1:
+            continue  # which two runs it divides is not plain
+        where = "%s{peer=\"%s\"} = %r" % (EFFICIENCY, peer, efficiency)
+        capacity, striped = _key(capacity[0]), _key(striped[0])
+        for run in (capacity, striped):
+            if run in withheld:
+                problems.append("%s published, yet the figures of %s are withheld" % (
+                    where, _show(dict(run))))
+        if capacity not in throughput or striped not in throughput:
+            continue
+        if throughput[capacity] > 0:
+            ratio = throughput[striped] / throughput[capacity]
+            if abs(ratio - efficiency) > 1e-6 * max(1.0, abs(ratio)):
+                problems.append("%s, but ucx_multirail_throughput / multirail_capacity = %r / %r"
+                                " = %r" % (where, throughput[striped], throughput[capacity],
+                                           ratio))
+        apart = abs(stamps[capacity] - stamps[striped])
+        if apart > tol["ratio_max_age"]:
+            problems.append("%s published, yet its two runs finished %.0f s apart (more than "
+                            "ratio_max_age %g s)" % (where, apart, tol["ratio_max_age"]))
 
 
 def _check_rail_bytes(by_name, problems):

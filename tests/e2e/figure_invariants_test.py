@@ -21,6 +21,12 @@ RUN = 'kind="%s",peer="b",rail="%s",size="1048576",memory="host",memory_path="ho
 UCX = RUN % ("ucx_throughput", "rail0")
 CAPACITY = RUN % ("multirail_capacity", "rail0+rail1")
 CAPACITY_RAIL = {rail: RUN % ("multirail_capacity", rail) for rail in ("rail0", "rail1")}
+STRIPED = RUN % ("ucx_multirail_throughput", "rail0+rail1")
+# Series labels (of counters and timestamps): the last-run labels but memory_path.
+SERIES = 'kind="%s",peer="b",rail="%s",size="1048576",memory="host"'
+CAPACITY_SERIES = SERIES % ("multirail_capacity", "rail0+rail1")
+STRIPED_SERIES = SERIES % ("ucx_multirail_throughput", "rail0+rail1")
+UCX_SERIES = SERIES % ("ucx_throughput", "rail0")
 RTT = 'kind="ucx_rtt",peer="b",rail="rail0",size="8",memory="host",memory_path="host"'
 TCP = 'kind="tcp_throughput",peer="b",rail="rail1",size="131072",streams="4"'
 # A series whose figures are withheld (counter_bytes): it keeps rail_probe_bytes only.
@@ -40,7 +46,11 @@ rail_expected_rate_bytes_per_second{rail="rail0"} 12500000000
 # TYPE rail_probe_throughput_bytes_per_second gauge
 rail_probe_throughput_bytes_per_second{UCX} 11000000000
 rail_probe_throughput_bytes_per_second{CAPACITY} 22000000000
+rail_probe_throughput_bytes_per_second{STRIPED} 20900000000
 rail_probe_throughput_bytes_per_second{TCP} 9000000000
+# TYPE rail_probe_last_run_timestamp_seconds gauge
+rail_probe_last_run_timestamp_seconds{CAPACITY_SERIES} 1764300000
+rail_probe_last_run_timestamp_seconds{STRIPED_SERIES} 1764300030
 # TYPE rail_probe_rail_throughput_bytes_per_second gauge
 rail_probe_rail_throughput_bytes_per_second{CAPACITY_RAIL0} 11500000000
 rail_probe_rail_throughput_bytes_per_second{CAPACITY_RAIL1} 10500000000
@@ -72,7 +82,7 @@ rail_probe_throughput_cv{TCP} 0
 rail_probe_figures_withheld{WITHHELD_TCP,invariant="counter_bytes"} 1
 # TYPE rail_probe_figure_violations_total counter
 rail_probe_figure_violations_total{WITHHELD_TCP,invariant="counter_bytes"} 2
-rail_probe_figure_violations_total{kind="ucx_throughput",peer="b",rail="rail0",size="1048576",memory="host",invariant="line_rate"} 1
+rail_probe_figure_violations_total{UCX_SERIES,invariant="line_rate"} 1
 # TYPE rail_multirail_striping_efficiency gauge
 rail_multirail_striping_efficiency{peer="b"} 0.95
 # TYPE rail_multirail_striping_efficiency_withheld gauge
@@ -87,6 +97,8 @@ rail_check_held_back{check="probe_throughput",rail="rail1",peer="b",reason="nois
 """
 for name, labels in (("{UCX", UCX), ("{CAPACITY_RAIL0", CAPACITY_RAIL["rail0"]),
                      ("{CAPACITY_RAIL1", CAPACITY_RAIL["rail1"]), ("{CAPACITY", CAPACITY),
+                     ("{CAPACITY_SERIES", CAPACITY_SERIES), ("{STRIPED_SERIES", STRIPED_SERIES),
+                     ("{UCX_SERIES", UCX_SERIES), ("{STRIPED", STRIPED),
                      ("{RTT", RTT), ("{WITHHELD_TCP", WITHHELD_TCP), ("{TCP", TCP)):
     CLEAN = CLEAN.replace(name + ",", "{" + labels + ",").replace(name + "}",
                                                                   "{" + labels + "}")
@@ -112,6 +124,14 @@ def drop(text, name, labels_fragment):
 
 def add(text, *lines):
     return text + "".join(line + "\n" for line in lines)
+
+
+def with_efficiency(text, value):
+    """text with peer b's efficiency `value` and its ucx_multirail_throughput run's throughput
+    value x the capacity run's (22 GB/s), as the agent divides them."""
+    text = set_value(text, "rail_multirail_striping_efficiency", 'peer="b"', repr(value))
+    return set_value(text, "rail_probe_throughput_bytes_per_second", STRIPED,
+                     repr(value * 22000000000))
 
 
 def golden_text(path):
@@ -170,7 +190,7 @@ class FigureInvariantsTest(unittest.TestCase):
         self.assertEqual(check_exposition(""), [])
 
     def test_tolerances_may_be_given(self):
-        text = set_value(CLEAN, "rail_multirail_striping_efficiency", 'peer="b"', "1.3")
+        text = with_efficiency(CLEAN, 1.3)
         self.assertProblem(text, "outside [0, 1.1]")
         self.assertEqual(check_exposition(text, {"striping_efficiency": 0.5}), [])
 
@@ -182,13 +202,39 @@ class FigureInvariantsTest(unittest.TestCase):
                 self.assertProblem(set_value(CLEAN, "rail_multirail_striping_efficiency",
                                              'peer="b"', value),
                                    "rail_multirail_striping_efficiency{peer=\"b\"}", "outside")
+        self.assertProblem(with_efficiency(CLEAN, 1.2), "outside [0, 1.1]")
         # 1 + tolerance itself is in range.
-        self.assertEqual(check_exposition(set_value(
-            CLEAN, "rail_multirail_striping_efficiency", 'peer="b"', "1.1")), [])
+        self.assertEqual(check_exposition(with_efficiency(CLEAN, 1.1)), [])
 
     def test_efficiency_and_withheld_for_one_peer(self):
         self.assertProblem(add(CLEAN, 'rail_multirail_striping_efficiency_withheld{peer="b",'
                                       'reason="above_capacity"} 1'), "both published")
+
+    def test_efficiency_is_the_ratio_of_its_two_runs(self):
+        self.assertProblem(set_value(CLEAN, "rail_multirail_striping_efficiency", 'peer="b"',
+                                     "0.9"), "ucx_multirail_throughput / multirail_capacity")
+        # Two capacity series (two sizes): which run it divides is not plain, nothing is said.
+        ambiguous = add(set_value(CLEAN, "rail_multirail_striping_efficiency", 'peer="b"', "0.9"),
+                        "rail_probe_last_run_timestamp_seconds{%s} 1764300000"
+                        % CAPACITY_SERIES.replace("1048576", "65536"))
+        self.assertEqual(check_exposition(ambiguous), [])
+
+    def test_efficiency_of_runs_apart(self):
+        apart = set_value(CLEAN, "rail_probe_last_run_timestamp_seconds", STRIPED_SERIES,
+                          "1764300601")
+        self.assertProblem(apart, "finished 601 s apart")
+        self.assertEqual(check_exposition(apart, {"ratio_max_age": 900}), [])
+        self.assertEqual(check_exposition(set_value(
+            CLEAN, "rail_probe_last_run_timestamp_seconds", STRIPED_SERIES, "1764300599")), [])
+
+    def test_efficiency_of_a_withheld_run(self):
+        withheld = add(drop(CLEAN, "rail_probe_throughput_bytes_per_second", STRIPED),
+                       'rail_probe_figures_withheld{%s,invariant="counter_bytes"} 1' % STRIPED,
+                       'rail_probe_figure_violations_total{%s,invariant="counter_bytes"} 1'
+                       % STRIPED_SERIES)
+        self.assertProblem(withheld, "published, yet the figures of", "are withheld")
+        self.assertEqual(check_exposition(drop(withheld, "rail_multirail_striping_efficiency",
+                                               'peer="b"')), [])
 
     def test_efficiency_withheld_reason_and_value(self):
         self.assertProblem(set_value(CLEAN, "rail_multirail_striping_efficiency_withheld",
@@ -275,8 +321,11 @@ class FigureInvariantsTest(unittest.TestCase):
                        'invariant="rail_bytes_sum"} 1')
         problems = self.assertProblem(capacity, "withheld, yet rail_probe_rail_bytes",
                                       "withheld, yet rail_probe_rail_throughput_bytes_per_second",
-                                      "withheld, yet rail_probe_throughput_bytes_per_second")
-        self.assertEqual(len(problems), 5, problems)  # throughput, 2 x rail throughput, 2 x bytes
+                                      "withheld, yet rail_probe_throughput_bytes_per_second",
+                                      "rail_multirail_striping_efficiency{peer=\"b\"} = 0.95 "
+                                      "published, yet the figures of")
+        # Throughput, 2 x rail throughput, 2 x bytes, and the efficiency that divides it.
+        self.assertEqual(len(problems), 6, problems)
 
     def test_withheld_series_keeps_its_other_samples(self):
         # rail_probe_bytes is not withheld; another series of the same kind and peer (rail1) and
