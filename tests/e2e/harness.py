@@ -3,7 +3,8 @@ and stopping rail_exporter and Debian's node_exporter, scraping and parsing expo
 
 Only the standard library and Debian's python3-prometheus-client are used. Every wait is bounded
 and every child process is killed by stop() (call it from tearDown/addCleanup or use the agents
-as context managers).
+as context managers). RailExporter.scrape() checks every exposition it reads against the probe
+figures' invariants (figure_invariants.py, issue 28).
 """
 
 import argparse
@@ -19,6 +20,8 @@ import urllib.error
 import urllib.request
 
 from prometheus_client.parser import text_string_to_metric_families
+
+import figure_invariants
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 NODE_EXPORTER = os.environ.get("RAIL_NODE_EXPORTER", "/usr/bin/prometheus-node-exporter")
@@ -242,9 +245,15 @@ class RailExporter(_Process):
         return http_get(self.base_url + path)
 
     def scrape(self, path="/metrics"):
-        status, body, _ = self.get(path)
+        """The body of a GET that must answer 200; an exposition (text/plain, any path but the
+        /-/ endpoints) must obey the figure invariants (figure_invariants.py), or
+        AssertionError."""
+        status, body, headers = self.get(path)
         if status != 200:
             raise AssertionError("GET %s%s: HTTP %d\n%s" % (self.base_url, path, status, body))
+        if ((headers.get("Content-Type") or "").startswith("text/plain") and
+                not path.startswith("/-/")):
+            figure_invariants.assert_invariants(body, "GET %s%s" % (self.base_url, path))
         return body
 
 

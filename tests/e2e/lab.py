@@ -11,7 +11,9 @@ namespace to each host (LAB_MGMT_NET.1 for a, .2 for b, ...). Every lab needs ro
   write files into the lab's temporary directory; start_agent() starts a LabAgent in a host, and
   down() stops every agent (and every process given to track()) before removing the lab.
 * LabAgent: rail_exporter inside a host's namespace, scraped through curl in the same namespace
-  (a namespace's loopback is its own); wait_for() polls its samples until a condition holds.
+  (a namespace's loopback is its own), every scrape checked against the probe figures'
+  invariants (figure_invariants.py, issue 28); wait_for() polls its samples until a condition
+  holds.
 * LabTestCase: a TestCase class with one lab for all its tests, up in setUpClass (the class's
   set_up_lab() then starts what it needs), down in tearDownClass and when setUpClass fails;
   skipped with a message when not root, or when a tool of TOOLS is missing.
@@ -29,6 +31,7 @@ import tempfile
 import time
 import unittest
 
+import figure_invariants
 import harness
 
 SCRIPT = os.path.join(harness.REPO, "scripts", "lab")
@@ -203,12 +206,14 @@ class LabAgent(harness._Process):
         self.target = "%s:%d" % (address, self.port)  # host:port, as Prometheus scrapes it
 
     def scrape(self):
+        """/metrics, its figure invariants asserted (every scrape of a lab agent comes here)."""
         result = in_ns(self.ns, ["curl", "-sf", "--max-time", "10",
                                  "http://%s/metrics" % self.target], check=False)
         if result.returncode != 0:
             raise AssertionError("scrape of %s failed: curl exit %d" % (self.ns,
                                                                        result.returncode))
-        return result.stdout
+        return figure_invariants.assert_invariants(
+            result.stdout, "the scrape of %s (%s)" % (self.name, self.target))
 
     def samples(self):
         """[(name, labels, value)] of a scrape."""

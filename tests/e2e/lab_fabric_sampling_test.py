@@ -22,6 +22,7 @@ Needs root (network namespaces, scripts/lab); skips with a message otherwise.
 import os
 import time
 
+import figure_invariants
 import harness
 import lab
 from lab import find
@@ -123,7 +124,8 @@ class LabFabricSamplingTest(lab.LabTestCase):
         result = self.lab.exec("a", ["/usr/bin/python3", "-c", REPLICA_B,
                                      "http://%s/metrics" % agent.target], check=False)
         self.assertEqual(result.returncode, 0, "replica b's scrape failed:\n" + result.stderr)
-        return parse(result.stdout)
+        return parse(figure_invariants.assert_invariants(
+            result.stdout, "replica b's scrape of %s" % agent.target))
 
     # -- the tests ------------------------------------------------------------------------
 

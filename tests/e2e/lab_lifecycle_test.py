@@ -41,6 +41,7 @@ import time
 import urllib.error
 import urllib.request
 
+import figure_invariants
 import harness
 import lab
 from lab import find, running
@@ -69,7 +70,8 @@ NOT_LISTENING = ("connect", "refused", "unreachable")
 
 class Scrapers:
     """SCRAPERS threads that GET the paths of a URL in turn until stopped. Each keeps what it saw:
-    refused connections, statuses >= 500, and the value of one series per scrape."""
+    refused connections, statuses >= 500, the value of one series per scrape, and the figure
+    invariants (figure_invariants.py) each /metrics answer broke."""
 
     def __init__(self, base, series=None, stopping_ok=False):
         self.base, self.series = base, series  # series: (name, labels) to record per scrape
@@ -77,6 +79,7 @@ class Scrapers:
         self.stopping = threading.Event()
         self.lock = threading.Lock()
         self.answered, self.refused, self.server_errors = 0, 0, []
+        self.figure_problems = []  # AssertionError texts of figure_invariants
         self.values = [[] for _ in range(SCRAPERS)]
         self.threads = [threading.Thread(target=self.run, args=(i,), daemon=True)
                         for i in range(SCRAPERS)]
@@ -102,6 +105,13 @@ class Scrapers:
                     body = response.read().decode()
                 with self.lock:
                     self.answered += 1
+                if path == "/metrics":
+                    try:
+                        figure_invariants.assert_invariants(
+                            body, "client %d's GET %s/metrics" % (index, self.base))
+                    except AssertionError as error:
+                        with self.lock:
+                            self.figure_problems.append(str(error))
                 if path == "/metrics" and self.series:
                     values = find(harness_samples(body), self.series[0], **self.series[1])
                     if values:
@@ -227,6 +237,7 @@ class LifecycleTest(lab.LabTestCase):
                                        with_worker, STOPS, scrapers.answered))
         self.assertGreater(scrapers.answered, 0)
         self.assertEqual(scrapers.server_errors, [])
+        self.assertEqual(scrapers.figure_problems, [])
         reasons = self.b_failures_of_a()
         print("lab_lifecycle: host b's failed probes of host a, by reason: %s" %
               {reason: reasons.count(reason) for reason in set(reasons)})
@@ -255,7 +266,8 @@ class LifecycleTest(lab.LabTestCase):
 
     def scrape_a(self, base):
         with urllib.request.urlopen(base + "/metrics", timeout=10) as response:
-            return harness_samples(response.read().decode())
+            return harness_samples(figure_invariants.assert_invariants(
+                response.read().decode(), "GET %s/metrics" % base))
 
     def test_reload(self):
         kept = {"kind": "tcp_rtt", "rail": "rail0", "peer": "b"}
@@ -324,6 +336,7 @@ class LifecycleTest(lab.LabTestCase):
         self.assertTrue(process.poll() is None, "the agent died: " + self.read("a-reload.log"))
         self.assertEqual(scrapers.refused, 0)
         self.assertEqual(scrapers.server_errors, [])
+        self.assertEqual(scrapers.figure_problems, [])
         for values in scrapers.values:
             self.assertTrue(values, "a client never saw the kept probe's runs")
             self.assertEqual(values, sorted(values), "rail_probe_runs_total decreased")

@@ -216,6 +216,14 @@ class PrometheusLabTest(lab.LabTestCase):
         finally:
             print("total %.1f s" % (time.monotonic() - cls.started))
 
+    def tearDown(self):
+        # Prometheus scrapes the agents, this test only reads Prometheus: one scrape of each live
+        # agent after every test puts their figures through the figure invariants
+        # (lab.LabAgent.scrape, figure_invariants.py) too.
+        for agent in self.agents.values():
+            if agent.alive():
+                agent.scrape()
+
     # -- helpers ------------------------------------------------------------------------------
 
     def diagnostics(self):

@@ -7,7 +7,8 @@ the tests write for them (configurations, secrets, scripts) go into the lab's sh
 
 * RdmaLab: up() and down(); run() runs a shell command line in a guest; write() puts a file
   where both sides see it; start() starts a long-lived process in a guest (an agent) with its
-  log in the shared directory; scrape() reads an agent's /metrics from inside its guest.
+  log in the shared directory; scrape() reads an agent's /metrics from inside its guest, and
+  asserts the probe figures' invariants on it (tests/e2e/figure_invariants.py, issue 28).
 * RdmaLabTestCase: one lab for every test of the class, up in setUpClass (the class's
   set_up_lab() then starts what it needs), down in tearDownClass. Where the lab cannot run
   (not root, no QEMU, no Debian kernel with rdma_rxe) the class is skipped with the reason, and
@@ -19,12 +20,16 @@ the tests write for them (configurations, secrets, scripts) go into the lab's sh
 import os
 import shlex
 import subprocess
+import sys
 import time
 import unittest
 
 from prometheus_client.parser import text_string_to_metric_families
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# The checker every scrape goes through, shared with the network-namespace lab's tests.
+sys.path.insert(0, os.path.join(REPO, "tests", "e2e"))
+import figure_invariants  # noqa: E402
 SCRIPT = os.path.join(REPO, "scripts", "rdma-lab")
 LAB_DIR = os.environ.get("RDMA_LAB_DIR", "/tmp/rail-rdma-lab-tests")
 GUEST_SHARED = "/lab"  # the shared directory inside the guests
@@ -167,9 +172,14 @@ class RdmaLab:
         return int(text) if text else None
 
     def scrape(self, host, port=METRICS_PORT, path="/metrics"):
-        """An agent's /metrics (or another path), read with curl inside its guest."""
-        return self.run(host, "curl -sf --max-time 30 http://127.0.0.1:%d%s" % (port, path),
+        """An agent's /metrics (or another path), read with curl inside its guest; /metrics with
+        its figure invariants asserted (every scrape of the RDMA lab's tests comes here)."""
+        text = self.run(host, "curl -sf --max-time 30 http://127.0.0.1:%d%s" % (port, path),
                         timeout=60).stdout
+        if path == "/metrics":
+            figure_invariants.assert_invariants(text, "the scrape of host %s's agent (port %d)"
+                                                % (host, port))
+        return text
 
     def wait_http(self, host, name, port=METRICS_PORT, timeout=120):
         """Polls (inside the guest, bounded) until the agent started as `name` answers /metrics;
