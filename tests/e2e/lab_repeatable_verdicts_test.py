@@ -16,8 +16,8 @@ asserts:
 * the verdicts (rail_check_ok and rail_check_held_back of every check, rail and peer) at the end of
   round k are the same in every run;
 * the shaping shows where it must: probe_throughput fails on rail1 (ucx_throughput on rail1 below
-  half its sibling's) and passes on rail0, in every round of every run, with rail1's ucx_throughput
-  at most 1.2 Gbit/s.
+  half its sibling's) and does not fail on rail0, in every round of every run, with rail1's
+  ucx_throughput at most 1.2 Gbit/s and rail0's more than twice it.
 
 Each run's rounds (efficiency or the reason it is withheld, the probe checks' verdicts, the runs'
 spread) are printed as a table; bench/striping_repeatability.py runs the full scenario.
@@ -93,7 +93,11 @@ class LabRepeatableVerdictsTest(unittest.TestCase):
                 self.assertEqual(verdicts.get("probe_throughput/rail1/b"), "fail",
                                  "%s: rail1, shaped to %s, %s" % (where, scenario.SHAPED_RATE,
                                                                    verdicts))
-                self.assertEqual(verdicts.get("probe_throughput/rail0/b"), "ok", where)
+                # Rail 0 is not slowed: it passes, or is held back as noise (its spread on a busy
+                # machine), never fails.
+                rail0_verdict = verdicts.get("probe_throughput/rail0/b", "none")
+                self.assertTrue(rail0_verdict == "ok" or rail0_verdict.startswith("held_back:"),
+                                "%s: probe_throughput on rail0: %s" % (where, rail0_verdict))
                 rail1 = record["throughput"]["ucx_throughput rail1"]
                 rail0 = record["throughput"]["ucx_throughput rail0"]
                 self.assertIsNotNone(rail1, where)
