@@ -275,7 +275,7 @@ void PeerFamilies::MoveTo(const std::vector<health::CheckResult>& verdicts,
   auto mismatch = detail::Gauge("rail_peer_version_mismatch",
                                 "1 when the peer's agent or UCX version differs from ours.");
   for (const auto& verdict : verdicts) {
-    if (verdict.check == "multirail_striping") {
+    if (verdict.check == "multirail_striping" && !verdict.held_back) {
       not_striping.Add({{"peer", verdict.peer}}, verdict.ok ? 0 : 1);
     }
   }

@@ -15,14 +15,21 @@ using nlohmann::json;
 // UCX does not say which rail carried what: the rails' own counters do. The payload is
 // attributed to the probed rails in proportion to their transmitted bytes.
 void AttributeByCounters(const std::vector<ProbeRail>& rails, ProbeResult* result) {
+  std::uint64_t attributed = 0;
   for (const RailCounterDelta& delta : result->counters) {
     const bool probed = std::any_of(rails.begin(), rails.end(),
                                     [&](const ProbeRail& rail) { return rail.name == delta.rail; });
     if (!probed || delta.share <= 0) continue;
+    const auto bytes = std::min<std::uint64_t>(
+        result->bytes - attributed,
+        static_cast<std::uint64_t>(static_cast<double>(result->bytes) * delta.share));
+    attributed += bytes;
     result->per_rail.push_back(
-        {delta.rail, result->throughput_bytes_per_second * delta.share,
-         static_cast<std::uint64_t>(static_cast<double>(result->bytes) * delta.share)});
+        {delta.rail, result->throughput_bytes_per_second * delta.share, bytes});
   }
+  // The shares sum to 1: what rounding left over is the last rail's, so that the rails' bytes
+  // are the run's (the rail_bytes_sum invariant).
+  if (!result->per_rail.empty()) result->per_rail.back().bytes += result->bytes - attributed;
 }
 
 }  // namespace
