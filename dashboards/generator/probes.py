@@ -137,6 +137,33 @@ def probes():
          override("byName", "Value #D", displayName="Duration", unit="s"),
          override("byName", "Value #E", displayName="Local CPU", unit="percentunit")],
         sort_by="Kind")
+    spread = timeseries(
+        "Spread of each bulk run (interval rates' cv)",
+        "The coefficient of variation of each bulk run's interval rates "
+        "(rail_probe_throughput_cv): above figures.max_interval_cv (0.25) the run was noise, and "
+        "probe_throughput and multirail_striping hold back rather than fail on it.",
+        targets(("rail_probe_throughput_cv{%s}" % SEL,
+                 "{{instance}} {{rail}} {{kind}} {{size}}B -> {{peer}}")),
+        "short", minimum=0, threshold=0.25)
+    withheld = table(
+        "Figures withheld and checks held back",
+        "Runs whose figures broke an invariant and were not published "
+        "(rail_probe_figures_withheld), striping efficiencies withheld and why "
+        "(rail_multirail_striping_efficiency_withheld), and checks that could not judge "
+        "(rail_check_held_back).",
+        targets(
+            "max by (instance, kind, peer, rail, invariant) (rail_probe_figures_withheld{%s})"
+            % SEL,
+            "max by (instance, peer, reason) "
+            "(rail_multirail_striping_efficiency_withheld{%s})" % INST,
+            "max by (instance, check, peer, rail, reason) (rail_check_held_back{%s})" % SEL,
+            instant=True, fmt="table"),
+        merged_table_transformations(
+            hide=["Time", "Value #A", "Value #B", "Value #C"],
+            order=["instance", "rail", "peer", "kind", "check", "invariant", "reason"],
+            rename={"instance": "Instance", "rail": "Rail", "peer": "Peer", "kind": "Kind",
+                    "check": "Check", "invariant": "Invariant", "reason": "Reason"}),
+        [], sort_by="Instance")
     lanes = table(
         "UCX lanes: transports and devices",
         "The transports and devices the endpoints of the last UCX probes really used "
@@ -169,6 +196,7 @@ def probes():
         (row("Success and errors"), 24, 1),
         (success, 12, 8), (errors, 12, 8),
         (last, 24, 8),
+        (spread, 12, 8), (withheld, 12, 8),
         (lanes, 24, 7),
     ]
     return dashboard(

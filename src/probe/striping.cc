@@ -32,7 +32,7 @@ const SeriesState* CapacityFor(const SeriesState& striped, const std::vector<Ser
   return best;
 }
 
-// Why the ratio may not be published ("" when it may): the first invariant it breaks.
+// Publishes the ratio, or says why it is withheld: the first invariant the pair breaks.
 void Judge(const SeriesState& striped, const SeriesState& capacity, const FigureLimits& limits,
            StripingEfficiency* efficiency) {
   const auto withhold = [&](const char* reason, std::string message) {
