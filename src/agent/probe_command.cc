@@ -85,7 +85,28 @@ nlohmann::json ToJson(const probe::ProbeResult& result) {
                                 {"receive_bytes", delta.receive_bytes},
                                 {"share", delta.share}});
   }
+  if (result.spread) {
+    json["spread"] = {{"intervals", result.spread->intervals},
+                      {"min_bytes_per_second", result.spread->min_bytes_per_second},
+                      {"max_bytes_per_second", result.spread->max_bytes_per_second},
+                      {"mean_bytes_per_second", result.spread->mean_bytes_per_second},
+                      {"cv", result.spread->cv}};
+  }
+  for (const auto& problem : result.withheld) {
+    json["withheld"].push_back({{"invariant", problem.invariant}, {"message", problem.message}});
+  }
   return json;
+}
+
+// "ok", the failure, or why the figures cannot be trusted.
+std::string Status(const probe::ProbeResult& result) {
+  if (!result.success) return result.error_reason + ": " + result.error_message;
+  if (result.withheld.empty()) return "ok";
+  std::string text = "figures withheld";
+  for (const auto& problem : result.withheld) {
+    text += " (" + problem.invariant + ": " + problem.message + ")";
+  }
+  return text;
 }
 
 }  // namespace
@@ -103,8 +124,7 @@ std::string FormatProbeTable(const std::vector<probe::ProbeResult>& results) {
                     bytes, result.seconds, bytes_per_second * 8 / 1e9,
                     summary_row ? Micros(result.rtt, &probe::LatencySummary::p50) : "-",
                     summary_row ? Micros(result.rtt, &probe::LatencySummary::p99) : "-",
-                    summary_row ? Lanes(result) : "-",
-                    result.success ? "ok" : result.error_reason + ": " + result.error_message);
+                    summary_row ? Lanes(result) : "-", Status(result));
   };
   for (const auto& result : results) {
     row(result, probe::RailLabel(result.rails), result.bytes, result.throughput_bytes_per_second,
@@ -117,6 +137,13 @@ std::string FormatProbeTable(const std::vector<probe::ProbeResult>& results) {
           "{:<25} {:<16} {:<14} counters: transmitted {} bytes, {:.1f}% of the "
           "probed rails' bytes\n",
           "", "", "  " + delta.rail, delta.transmit_bytes, delta.share * 100);
+    }
+    if (result.spread) {
+      table += fmt::format(
+          "{:<25} {:<16} {:<14} spread: {} intervals, {:.3f} to {:.3f} Gbit/s, "
+          "cv {:.3f}\n",
+          "", "", "", result.spread->intervals, result.spread->min_bytes_per_second * 8 / 1e9,
+          result.spread->max_bytes_per_second * 8 / 1e9, result.spread->cv);
     }
   }
   return table;
@@ -262,12 +289,17 @@ int ProbeAndReport(const ProbeCommandOptions& options, const ProbeChoice& choice
     params.rails = rails;
     for (auto& result : RunRetryingBusy(*probe, params, context, err)) {
       result.peer = options.peer;
+      // The same invariants as the agent's: a figure that cannot be true is no success here
+      // either.
+      result.withheld = probe::CheckRunFigures(result, params, config.figures);
       results.push_back(std::move(result));
     }
   }
   out << (options.output == "json" ? FormatProbeJson(results) : FormatProbeTable(results));
-  return std::all_of(results.begin(), results.end(), [](const auto& r) { return r.success; }) ? 0
-                                                                                              : 1;
+  const bool all_good = std::all_of(results.begin(), results.end(), [](const auto& result) {
+    return result.success && result.withheld.empty();
+  });
+  return all_good ? 0 : 1;
 }
 
 }  // namespace
