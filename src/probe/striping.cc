@@ -11,25 +11,20 @@ bool Usable(const SeriesState& state, const std::function<bool(const SeriesState
   return state.last.success && (!is_current || is_current(state));
 }
 
-// The capacity series `striped` is divided by, or nullptr.
+// The capacity series `striped` is divided by, or nullptr: the same peer, rails, memory and
+// message size. Runs of other sizes measure other things (a capacity of 16 KiB messages against
+// striping of 256 KiB ones says nothing of the striping).
 const SeriesState* CapacityFor(const SeriesState& striped, const std::vector<SeriesState>& series,
                                const std::function<bool(const SeriesState&)>& is_current) {
-  const SeriesState* best = nullptr;
   for (const SeriesState& state : series) {
-    const SeriesKey& key = state.key;
-    if (key.kind != ProbeKindName(ProbeKind::kMultirailCapacity) || key.peer != striped.key.peer ||
-        key.rail != striped.key.rail || key.memory != striped.key.memory ||
-        !Usable(state, is_current)) {
-      continue;
-    }
-    const bool same_size = key.message_size_bytes == striped.key.message_size_bytes;
-    if (best == nullptr || same_size ||
-        (best->key.message_size_bytes != striped.key.message_size_bytes &&
-         key.message_size_bytes > best->key.message_size_bytes)) {
-      best = &state;
+    SeriesKey key = state.key;
+    key.kind = striped.key.kind;
+    if (state.key.kind == ProbeKindName(ProbeKind::kMultirailCapacity) && key == striped.key &&
+        Usable(state, is_current) && state.last.throughput_bytes_per_second > 0) {
+      return &state;
     }
   }
-  return best;
+  return nullptr;
 }
 
 // Publishes the ratio, or says why it is withheld: the first invariant the pair breaks.
@@ -65,22 +60,24 @@ void Judge(const SeriesState& striped, const SeriesState& capacity, const Figure
 std::vector<StripingEfficiency> StripingEfficiencies(
     const std::vector<SeriesState>& series,
     const std::function<bool(const SeriesState&)>& is_current, const FigureLimits& limits) {
-  // Per peer, the striped series of the largest message size.
-  std::map<std::string, const SeriesState*> striped_by_peer;
+  // Per peer, the striped series of the largest message size that has its capacity.
+  std::map<std::string, std::pair<const SeriesState*, const SeriesState*>> pairs;
   for (const SeriesState& state : series) {
     if (state.key.kind != ProbeKindName(ProbeKind::kUcxMultirailThroughput) ||
         state.key.memory != "host" || !Usable(state, is_current)) {
       continue;
     }
-    auto& chosen = striped_by_peer[state.key.peer];
-    if (chosen == nullptr || state.key.message_size_bytes > chosen->key.message_size_bytes) {
-      chosen = &state;
+    const SeriesState* capacity = CapacityFor(state, series, is_current);
+    if (capacity == nullptr) continue;
+    auto& chosen = pairs[state.key.peer];
+    if (chosen.first == nullptr ||
+        state.key.message_size_bytes > chosen.first->key.message_size_bytes) {
+      chosen = {&state, capacity};
     }
   }
   std::vector<StripingEfficiency> out;
-  for (const auto& [peer, striped] : striped_by_peer) {
-    const SeriesState* capacity = CapacityFor(*striped, series, is_current);
-    if (capacity == nullptr || capacity->last.throughput_bytes_per_second <= 0) continue;
+  for (const auto& [peer, pair] : pairs) {
+    const auto& [striped, capacity] = pair;
     StripingEfficiency efficiency;
     efficiency.peer = peer;
     efficiency.striped = striped->key;

@@ -35,8 +35,8 @@ struct StripingEfficiency {
 
 // One efficiency per peer with a current, successful ucx_multirail_throughput series of host
 // memory and a current, successful multirail_capacity series over the same rails and memory
-// (the same message size when there is one, else the capacity's largest). `is_current`: empty,
-// every series is current.
+// and the same message size (of the striped sizes with such a pair, the largest). `is_current`:
+// empty, every series is current.
 std::vector<StripingEfficiency> StripingEfficiencies(
     const std::vector<SeriesState>& series,
     const std::function<bool(const SeriesState&)>& is_current, const FigureLimits& limits);

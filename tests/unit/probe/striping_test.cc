@@ -83,13 +83,18 @@ TEST(StripingTest, NoisyRunsAreFlagged) {
   EXPECT_TRUE(efficiencies[0].noisy);
 }
 
-TEST(StripingTest, TheCapacityOfTheSameSizeElseTheLargest) {
+TEST(StripingTest, OnlyACapacityOfTheSameSizeIsAYardstick) {
   std::vector<SeriesState> series = {Series(ProbeKind::kMultirailCapacity, 4e9, 4096),
                                      Series(ProbeKind::kMultirailCapacity, 2e9, 1 << 20),
                                      Series(ProbeKind::kUcxMultirailThroughput, 1e9, 4096)};
   EXPECT_DOUBLE_EQ(*StripingEfficiencies(series, {}, {})[0].value, 0.25);
+  // 64 KiB striping against capacities of 4 KiB and 1 MiB: no efficiency at all.
   series[2].key.message_size_bytes = 65536;
-  EXPECT_DOUBLE_EQ(*StripingEfficiencies(series, {}, {})[0].value, 0.5);
+  EXPECT_TRUE(StripingEfficiencies(series, {}, {}).empty());
+  // Of two striped sizes with their capacities, the larger.
+  series[2].key.message_size_bytes = 4096;
+  series.push_back(Series(ProbeKind::kUcxMultirailThroughput, 1.5e9, 1 << 20));
+  EXPECT_DOUBLE_EQ(*StripingEfficiencies(series, {}, {})[0].value, 0.75);
 }
 
 TEST(StripingTest, NoEfficiencyWithoutACurrentSuccessfulPair) {
