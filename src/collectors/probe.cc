@@ -142,7 +142,7 @@ struct SeriesFamilies {
   detail::FamilyBuilder interval_rate = detail::Gauge(
       "rail_probe_interval_throughput_bytes_per_second",
       "The slowest (stat=min) and fastest (stat=max) of the last bulk run's interval rates "
-      "(about a tenth of its duration each), bytes per second.");
+      "(up to ten equal intervals of eight completions or more), bytes per second.");
   detail::FamilyBuilder cv =
       detail::Gauge("rail_probe_throughput_cv",
                     "Coefficient of variation of the last bulk run's interval rates: above "

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <numeric>
 
 namespace rail::probe {
@@ -37,17 +38,50 @@ std::vector<double> SumIntervalRates(const std::vector<std::vector<double>>& rai
   return sums;
 }
 
-IntervalRecorder::IntervalRecorder(Clock::time_point start, std::chrono::nanoseconds duration)
-    : interval_(
-          std::max<std::chrono::nanoseconds>(duration / kSpreadIntervals, kMinSpreadInterval)),
-      interval_start_(start) {}
+IntervalRecorder::IntervalRecorder(Clock::time_point start, std::chrono::nanoseconds duration,
+                                   std::uint64_t completion_bytes)
+    : start_(start),
+      spacing_(std::max<std::chrono::nanoseconds>(duration / 1000, std::chrono::milliseconds(1))),
+      completion_bytes_(std::max<std::uint64_t>(completion_bytes, 1)) {}
 
 void IntervalRecorder::Observe(Clock::time_point now, std::uint64_t bytes_so_far) {
-  if (now - interval_start_ < interval_) return;
-  const double seconds = std::chrono::duration<double>(now - interval_start_).count();
-  rates_.push_back(static_cast<double>(bytes_so_far - bytes_at_interval_start_) / seconds);
-  interval_start_ = now;
-  bytes_at_interval_start_ = bytes_so_far;
+  if (readings_.empty() || now - last_kept_ >= spacing_) {
+    readings_.emplace_back(now, bytes_so_far);
+    last_kept_ = now;
+  } else {
+    // Within a spacing of the last kept reading: the latest replaces it.
+    readings_.back() = {now, bytes_so_far};
+  }
+}
+
+std::size_t IntervalRecorder::Intervals() const {
+  if (readings_.empty()) return 0;
+  const std::uint64_t completions = readings_.back().second / completion_bytes_;
+  return static_cast<std::size_t>(
+      std::min<std::uint64_t>(kMaxSpreadIntervals, completions / kMinCompletionsPerInterval));
+}
+
+std::uint64_t IntervalRecorder::BytesAt(Clock::time_point time) const {
+  const auto after = std::upper_bound(
+      readings_.begin(), readings_.end(), time,
+      [](Clock::time_point when, const auto& reading) { return when < reading.first; });
+  return after == readings_.begin() ? 0 : std::prev(after)->second;
+}
+
+std::vector<double> IntervalRecorder::Rates(std::size_t intervals) const {
+  if (intervals < 2 || readings_.empty() || readings_.back().first <= start_) return {};
+  const auto width = (readings_.back().first - start_) / static_cast<long>(intervals);
+  const double seconds = std::chrono::duration<double>(width).count();
+  std::vector<double> rates;
+  std::uint64_t before = 0;
+  for (std::size_t index = 1; index <= intervals; ++index) {
+    const std::uint64_t bytes = index == intervals
+                                    ? readings_.back().second
+                                    : BytesAt(start_ + width * static_cast<long>(index));
+    rates.push_back(static_cast<double>(bytes - before) / seconds);
+    before = bytes;
+  }
+  return rates;
 }
 
 }  // namespace rail::probe

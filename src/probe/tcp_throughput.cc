@@ -178,9 +178,9 @@ double SendForDuration(std::vector<SenderStream>& streams, std::uint64_t buffer_
   const detail::PageAlignedBuffer buffer(buffer_bytes, 'r');
   const Clock::time_point start = Clock::now();
   const Clock::time_point end = std::min(start + run.params().duration, run.deadline().deadline());
-  IntervalRecorder intervals(start, end - start);
+  IntervalRecorder intervals(start, end - start, buffer_bytes);
   SendAll(&streams, buffer, end, run.deadline(), intervals);
-  run.result().spread = SpreadOf(intervals.rates());
+  run.result().spread = SpreadOf(intervals.Rates());
   Clock::time_point finished = start;
   for (const SenderStream& stream : streams) {
     finished = std::max(finished, stream.finished);

@@ -18,9 +18,10 @@ scrape taken before any probe ran. The invariants (from the issue's contract):
   two runs an efficiency divides is plain then), a published efficiency is the second's
   throughput over the first's, the two runs finished at most ratio_max_age apart
   (rail_probe_last_run_timestamp_seconds), and neither run's figures are withheld;
-* rail_probe_rail_bytes of a multirail_capacity run sum to that run's rail_probe_bytes (the series
-  whose rail label is the run's rails joined with "+", every other label the same), and every one
-  of the run's rails has its sample;
+* rail_probe_rail_bytes of a multi-rail run sum to that run's rail_probe_bytes (the series whose
+  rail label is the run's rails joined with "+", every other label the same); every one of a
+  multirail_capacity run's rails has its sample (a ucx_multirail_throughput run attributes its
+  bytes by the rails' counters: a rail that carried none has none);
 * rail_probe_rtt_run_seconds of a series: min <= p50 <= p90 <= p99 <= p99.9 <= max, finite, >= 0;
 * rail_probe_interval_throughput_bytes_per_second min <= max; rail_probe_throughput_cv finite and
   >= 0; no throughput (nor byte count) negative or non-finite;
@@ -74,6 +75,7 @@ VIOLATIONS = "rail_probe_figure_violations_total"
 EFFICIENCY = "rail_multirail_striping_efficiency"
 EFFICIENCY_WITHHELD = "rail_multirail_striping_efficiency_withheld"
 REMEASURES = "rail_multirail_capacity_remeasures_total"
+MULTI_RAIL_KINDS = ("multirail_capacity", "ucx_multirail_throughput")
 LAST_RUN = "rail_probe_last_run_timestamp_seconds"
 HELD_BACK = "rail_check_held_back"
 CHECK_OK = "rail_check_ok"
@@ -214,14 +216,16 @@ def _check_efficiency_runs(by_name, tol, problems):
 
 
 def _check_rail_bytes(by_name, problems):
-    """Each multirail_capacity run's per-rail bytes sum to its bytes."""
+    """Each multi-rail run's per-rail bytes sum to its bytes. A multirail_capacity run has every
+    rail's; a ucx_multirail_throughput run attributes its bytes by the rails' counters, and a rail
+    that carried none of them has no sample."""
     parts = {}  # labels but rail -> {rail: bytes}
     for labels, value in by_name.get(RAIL_BYTES, ()):
-        if labels.get("kind") == "multirail_capacity":
+        if labels.get("kind") in MULTI_RAIL_KINDS:
             parts.setdefault(_key(labels, "rail"), {})[labels.get("rail")] = value
     claimed = set()
     for labels, total in by_name.get(RUN_BYTES, ()):
-        if labels.get("kind") != "multirail_capacity":
+        if labels.get("kind") not in MULTI_RAIL_KINDS:
             continue
         key = _key(labels, "rail")
         rails = labels.get("rail", "").split("+")
@@ -230,7 +234,7 @@ def _check_rail_bytes(by_name, problems):
             continue  # withheld, or an agent without rail_probe_rail_bytes
         claimed.update((key, rail) for rail in mine)
         missing = [rail for rail in rails if rail not in mine]
-        if missing:
+        if missing and labels.get("kind") == "multirail_capacity":
             problems.append("%s%s: no %s for its rail(s) %s" % (RUN_BYTES, _show(labels),
                                                                RAIL_BYTES, missing))
             continue
@@ -243,8 +247,8 @@ def _check_rail_bytes(by_name, problems):
         for rail in rails:
             if (key, rail) not in claimed:
                 labels = dict(key, rail=rail)
-                problems.append("%s%s: no %s of a multirail_capacity run over rail %s with the "
-                                "same labels" % (RAIL_BYTES, _show(labels), RUN_BYTES, rail))
+                problems.append("%s%s: no %s of a multi-rail run over rail %s with the same "
+                                "labels" % (RAIL_BYTES, _show(labels), RUN_BYTES, rail))
 
 
 def _check_rtt_order(by_name, problems):

@@ -253,6 +253,14 @@ class FigureInvariantsTest(unittest.TestCase):
         self.assertProblem(drop(CLEAN, "rail_probe_rail_bytes", 'rail="rail1"'),
                            "for its rail(s) ['rail1']")
 
+    def test_a_striped_runs_attributed_bytes_sum_too_and_an_idle_rail_has_none(self):
+        striped_rail0 = RUN % ("ucx_multirail_throughput", "rail0")
+        striped = add(CLEAN, "rail_probe_bytes{%s} 41800000000" % STRIPED,
+                      "rail_probe_rail_bytes{%s} 41800000000" % striped_rail0)
+        self.assertEqual(check_exposition(striped), [])
+        self.assertProblem(set_value(striped, "rail_probe_rail_bytes", striped_rail0,
+                                     "41700000000"), "sum to")
+
     def test_rail_bytes_without_their_run(self):
         self.assertProblem(drop(CLEAN, "rail_probe_bytes", "multirail_capacity"),
                            "no rail_probe_bytes")

@@ -7,15 +7,18 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <utility>
 #include <vector>
 
 namespace rail::probe {
 
-// A run's timed phase is cut into this many intervals, each at least kMinInterval long: a 2 s run
-// gives ten rates of 200 ms, enough for a spread, each long enough to hold several completions
-// of a 1 MiB message on a 1 Gbit/s rail (8 ms each).
-inline constexpr std::size_t kSpreadIntervals = 10;
-inline constexpr std::chrono::milliseconds kMinSpreadInterval{50};
+// A run's timed phase is cut into at most kMaxSpreadIntervals equal intervals, each holding at
+// least kMinCompletionsPerInterval completions (UCX messages, TCP send buffers): fewer would
+// measure the completions' granularity rather than the rail (four 64 KiB messages per interval on
+// a 10 Mbit/s rail swing by a quarter with one message more or less). A 2 s run of 1 MiB messages
+// at 1 Gbit/s (238 completions) gets ten intervals of 200 ms.
+inline constexpr std::size_t kMaxSpreadIntervals = 10;
+inline constexpr std::uint64_t kMinCompletionsPerInterval = 8;
 
 struct RateSpread {
   std::size_t intervals = 0;  // whole intervals measured
@@ -30,25 +33,38 @@ struct RateSpread {
 // The spread of `rates` (bytes per second, one per interval); nullopt with fewer than two.
 std::optional<RateSpread> SpreadOf(const std::vector<double>& rates);
 
-// The interval-wise sum of several rails' rates measured at once (multirail_capacity): as long
-// as the shortest.
+// The interval-wise sum of several rails' rates measured at once (multirail_capacity), each cut
+// into the same number of intervals: as long as the shortest.
 std::vector<double> SumIntervalRates(const std::vector<std::vector<double>>& rails);
 
-// Cuts a timed phase into intervals as the bytes complete. Observe is called from the transfer's
-// loop with the bytes completed so far; it costs a comparison until an interval ends.
+// Keeps (time, bytes completed) readings of a timed phase as the bytes complete, and cuts the
+// phase into intervals at the end. Observe is called from the transfer's loop; it keeps at most
+// about a thousand readings (one per thousandth of the duration, at least 1 ms apart).
 class IntervalRecorder {
  public:
   using Clock = std::chrono::steady_clock;
-  IntervalRecorder(Clock::time_point start, std::chrono::nanoseconds duration);
+  IntervalRecorder() = default;
+  // `completion_bytes`: what one completion adds (a UCX message, a TCP send buffer).
+  IntervalRecorder(Clock::time_point start, std::chrono::nanoseconds duration,
+                   std::uint64_t completion_bytes);
   void Observe(Clock::time_point now, std::uint64_t bytes_so_far);
-  // Rates of the whole intervals observed (a partial last one is left out).
-  const std::vector<double>& rates() const { return rates_; }
+  // How many intervals the completions allow: at most kMaxSpreadIntervals, each with at least
+  // kMinCompletionsPerInterval completions; 0 or 1 means no spread can be told.
+  std::size_t Intervals() const;
+  // The rates of `intervals` equal intervals from the start to the last reading, bytes per
+  // second; empty when `intervals` is below 2 or nothing was read.
+  std::vector<double> Rates(std::size_t intervals) const;
+  std::vector<double> Rates() const { return Rates(Intervals()); }
 
  private:
-  std::chrono::nanoseconds interval_;
-  Clock::time_point interval_start_;
-  std::uint64_t bytes_at_interval_start_ = 0;
-  std::vector<double> rates_;
+  // The bytes completed by `time`: the latest reading at or before it.
+  std::uint64_t BytesAt(Clock::time_point time) const;
+
+  Clock::time_point start_;
+  std::chrono::nanoseconds spacing_{0};
+  std::uint64_t completion_bytes_ = 1;
+  Clock::time_point last_kept_;
+  std::vector<std::pair<Clock::time_point, std::uint64_t>> readings_;
 };
 
 }  // namespace rail::probe

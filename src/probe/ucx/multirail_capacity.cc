@@ -90,10 +90,16 @@ void DriveRails(detail::InitiatorRun& run, std::uint64_t size, Links& links,
 void AddRailRuns(detail::InitiatorRun& run, Links& links, const std::vector<RailRun>& runs) {
   ProbeResult& result = run.result();
   double longest = 0;
+  // The rails started together at the barrier: cut into as many intervals as the slowest allows,
+  // their intervals about line up.
+  std::size_t intervals = kMaxSpreadIntervals;
+  for (const RailRun& rail_run : runs) {
+    intervals = std::min(intervals, rail_run.outcome.intervals.Intervals());
+  }
   std::vector<std::vector<double>> interval_rates;
   for (std::size_t index = 0; index < links.size(); ++index) {
     const ThroughputOutcome& outcome = runs[index].outcome;
-    interval_rates.push_back(outcome.interval_rates);
+    interval_rates.push_back(outcome.intervals.Rates(intervals));
     const std::string& name = run.params().rails[index].name;
     links[index]->CaptureLanes();
     result.local_cpu_seconds += runs[index].cpu_seconds;
@@ -113,7 +119,6 @@ void AddRailRuns(detail::InitiatorRun& run, Links& links, const std::vector<Rail
   }
   result.seconds = longest;
   result.bytes_sent = result.bytes;
-  // The rails started together at the barrier: their intervals line up.
   result.spread = SpreadOf(SumIntervalRates(interval_rates));
   if (longest > 0) {
     result.throughput_bytes_per_second = static_cast<double>(result.bytes) / longest;

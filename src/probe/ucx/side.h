@@ -42,8 +42,8 @@ struct ThroughputOutcome {
   // the drain's time limit when operations were still outstanding then.
   double seconds = 0;
   std::uint64_t operations = 0;  // completed operations
-  // The timed phase's rates of its successive intervals (IntervalRecorder), bytes per second.
-  std::vector<double> interval_rates;
+  // The timed phase's completions over time, for the run's spread.
+  IntervalRecorder intervals;
   std::string error_reason;  // "" on success; "ucx:<status>", "timeout", "cancelled", ...
   std::string error_message;
   // On success, what limited the run by time rather than by its operations (a warm-up or drain

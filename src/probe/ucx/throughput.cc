@@ -238,10 +238,9 @@ std::string UcxProbeSide::TimedPhase(UcxOperation operation, std::size_t message
   const std::uint64_t completed_before = tracker_.completed;
   const std::uint64_t failed_before = tracker_.failed;
   const Clock::time_point start = Clock::now();
-  IntervalRecorder intervals(start, duration);
+  outcome->intervals = IntervalRecorder(start, duration, message_bytes);
   std::string reason = KeepWindowFull(operation, message_bytes, window, start + duration, cancel,
-                                      intervals, message);
-  outcome->interval_rates = intervals.rates();
+                                      outcome->intervals, message);
   if (reason.empty()) {
     const Clock::time_point drain_deadline = Clock::now() + drain_limit;
     reason = WaitForCompletions(tracker_.posted, drain_deadline, cancel, message);

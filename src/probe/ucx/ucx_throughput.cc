@@ -78,7 +78,7 @@ void MeasureOneContextThroughput(InitiatorRun& run) {
   result->bytes_sent = outcome.bytes;
   result->seconds = outcome.seconds;
   result->throughput_bytes_per_second = outcome.bytes_per_second();
-  result->spread = SpreadOf(outcome.interval_rates);
+  result->spread = SpreadOf(outcome.intervals.Rates());
   RecordMemory(link, result);
   result->lanes = link.lanes();
   AddFallbackRails(result->lanes, params.rails, result);
