@@ -34,6 +34,20 @@ std::string Lanes(const probe::ProbeResult& result) {
   return text.empty() ? "-" : text;
 }
 
+// The run's spread and the invariants its figures broke.
+void AddFigureQuality(const probe::ProbeResult& result, nlohmann::json& json) {
+  if (result.spread) {
+    json["spread"] = {{"intervals", result.spread->intervals},
+                      {"min_bytes_per_second", result.spread->min_bytes_per_second},
+                      {"max_bytes_per_second", result.spread->max_bytes_per_second},
+                      {"mean_bytes_per_second", result.spread->mean_bytes_per_second},
+                      {"cv", result.spread->cv}};
+  }
+  for (const auto& problem : result.withheld) {
+    json["withheld"].push_back({{"invariant", problem.invariant}, {"message", problem.message}});
+  }
+}
+
 nlohmann::json ToJson(const probe::ProbeResult& result) {
   nlohmann::json json = {
       {"kind", probe::ProbeKindName(result.kind)},
@@ -85,16 +99,7 @@ nlohmann::json ToJson(const probe::ProbeResult& result) {
                                 {"receive_bytes", delta.receive_bytes},
                                 {"share", delta.share}});
   }
-  if (result.spread) {
-    json["spread"] = {{"intervals", result.spread->intervals},
-                      {"min_bytes_per_second", result.spread->min_bytes_per_second},
-                      {"max_bytes_per_second", result.spread->max_bytes_per_second},
-                      {"mean_bytes_per_second", result.spread->mean_bytes_per_second},
-                      {"cv", result.spread->cv}};
-  }
-  for (const auto& problem : result.withheld) {
-    json["withheld"].push_back({{"invariant", problem.invariant}, {"message", problem.message}});
-  }
+  AddFigureQuality(result, json);
   return json;
 }
 
