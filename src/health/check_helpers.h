@@ -48,8 +48,16 @@ void CheckProbeFailing(const HealthInputs& inputs, std::vector<CheckResult>& out
 void CheckUcxDeviceQuirks(const HealthInputs& inputs,
                           std::vector<CheckResult>& out);  // ucx_device_quirk
 
-// What the fabric evidence of `run` says of `rail` (probe_diagnosis.cc): the faults the fabric
-// checks' rules find in it, that they find none, or that nothing was read.
+// What the fabric checks' rules find in the fabric evidence of `run` on `rail`
+// (probe_diagnosis.cc).
+struct RunFindings {
+  bool read = false;                // the rail's counters were read at both ends of the run
+  std::vector<std::string> faults;  // for people, one per fault
+  std::vector<std::string> judged;  // the rules that had counters to judge
+};
+RunFindings FindRunFaults(const HealthInputs& inputs, const probe::ProbeResult& run,
+                          const std::string& rail);
+// The same, for people: the faults, that there were none, or that nothing was read.
 std::string RunDiagnosis(const HealthInputs& inputs, const probe::ProbeResult& run,
                          const std::string& rail);
 

@@ -44,6 +44,23 @@ void Emit(const char* check, const std::string& rail, const std::string& peer,
   }
 }
 
+// Whether the run's spread says it was noise: its interval rates varied more than the limit and
+// its fabric evidence shows no fault on any of its rails during it. A rail that dropped,
+// retransmitted or paused swings too, and then the swings are the rail's doing: it is judged.
+bool WasNoise(const HealthInputs& inputs, const probe::ProbeResult& run) {
+  if (!probe::IsNoisy(run, inputs.figures)) return false;
+  return std::none_of(run.rails.begin(), run.rails.end(), [&](const std::string& rail) {
+    return !FindRunFaults(inputs, run, rail).faults.empty();
+  });
+}
+
+const probe::ProbeResult* FindRun(const HealthInputs& inputs, const probe::SeriesKey& key) {
+  for (const auto& state : Series(inputs)) {
+    if (state.key == key) return &state.last;
+  }
+  return nullptr;
+}
+
 std::string SpreadText(const probe::ProbeResult& run) {
   return run.spread ? fmt::format("cv {:.2f}", run.spread->cv) : std::string("no spread");
 }
@@ -91,10 +108,14 @@ void JudgeEfficiencies(const HealthInputs& inputs, std::map<std::string, Finding
         "UCX's striping reached {:.2f} of the rails driven at once, below {:g} "
         "(health.multirail_min_efficiency)",
         *efficiency.value, minimum);
-    if (efficiency.noisy) {
+    const auto* striped = FindRun(inputs, efficiency.striped);
+    const auto* capacity = FindRun(inputs, efficiency.capacity);
+    if ((striped != nullptr && WasNoise(inputs, *striped)) ||
+        (capacity != nullptr && WasNoise(inputs, *capacity))) {
       findings.held_back.push_back(
           shortfall + fmt::format(", but a run's interval rates varied by more than cv {:g} "
-                                  "(figures.max_interval_cv): noise, not judged",
+                                  "(figures.max_interval_cv) with no fabric fault during it: "
+                                  "noise, not judged",
                                   inputs.figures.max_interval_cv));
     } else {
       findings.judged = true;
@@ -187,12 +208,13 @@ void CheckThroughput(const HealthInputs& inputs, std::vector<CheckResult>& out) 
         rail.judged = true;
         continue;
       }
-      if (probe::IsNoisy(state->last, inputs.figures)) {
+      if (WasNoise(inputs, state->last)) {
         rail.held_back.push_back(
             Join(shortfalls, "; ") +
             fmt::format(", but the run's interval rates varied ({}, above figures.max_interval_cv "
-                        "{:g}): noise, not judged",
-                        SpreadText(state->last), inputs.figures.max_interval_cv));
+                        "{:g}) with no fabric fault during it: noise, not judged; {}",
+                        SpreadText(state->last), inputs.figures.max_interval_cv,
+                        RunDiagnosis(inputs, state->last, state->key.rail)));
         continue;
       }
       rail.judged = true;

@@ -23,15 +23,14 @@ const inventory::Rail* FindRail(const HealthInputs& inputs, const std::string& n
 
 }  // namespace
 
-std::string RunDiagnosis(const HealthInputs& inputs, const probe::ProbeResult& run,
-                         const std::string& rail) {
+RunFindings FindRunFaults(const HealthInputs& inputs, const probe::ProbeResult& run,
+                          const std::string& rail) {
+  RunFindings out;
   const auto evidence =
       std::find_if(run.fabric.begin(), run.fabric.end(),
                    [&](const probe::RailFabricEvidence& one) { return one.rail == rail; });
-  if (evidence == run.fabric.end() || !evidence->Read()) {
-    return "the run's fabric counters could not be read, so congestion and link faults are not "
-           "ruled out";
-  }
+  if (evidence == run.fabric.end() || !evidence->Read()) return out;
+  out.read = true;
   const inventory::Rail* known = FindRail(inputs, rail);
   const RailRises rises =
       RunRises(*evidence, known ? RailNames(inputs, *known) : RailRises::Rail{});
@@ -47,20 +46,28 @@ std::string RunDiagnosis(const HealthInputs& inputs, const probe::ProbeResult& r
       {"link-down", LinkDownFindings},
       {"link errors", LinkErrorFindings},
   };
-  std::vector<std::string> faults;
-  std::vector<std::string> judged;
   for (const auto& [name, rule] : rules) {
     const auto findings = rule(rises, inputs.thresholds);
-    if (findings.judged) judged.emplace_back(name);
-    faults.insert(faults.end(), findings.faults.begin(), findings.faults.end());
+    if (findings.judged) out.judged.emplace_back(name);
+    out.faults.insert(out.faults.end(), findings.faults.begin(), findings.faults.end());
   }
-  if (!faults.empty()) return "during the run: " + Join(faults, "; ");
-  if (judged.empty()) {
+  return out;
+}
+
+std::string RunDiagnosis(const HealthInputs& inputs, const probe::ProbeResult& run,
+                         const std::string& rail) {
+  const RunFindings findings = FindRunFaults(inputs, run, rail);
+  if (!findings.read) {
+    return "the run's fabric counters could not be read, so congestion and link faults are not "
+           "ruled out";
+  }
+  if (!findings.faults.empty()) return "during the run: " + Join(findings.faults, "; ");
+  if (findings.judged.empty()) {
     return "no counter read during the run can show congestion or link faults, so they are not "
            "ruled out";
   }
   return fmt::format("no congestion or link evidence during the run ({} counters within limits)",
-                     Join(judged));
+                     Join(findings.judged));
 }
 
 }  // namespace rail::health::detail

@@ -84,7 +84,6 @@ std::vector<StripingEfficiency> StripingEfficiencies(
     efficiency.capacity = capacity->key;
     efficiency.ratio =
         striped->last.throughput_bytes_per_second / capacity->last.throughput_bytes_per_second;
-    efficiency.noisy = IsNoisy(striped->last, limits) || IsNoisy(capacity->last, limits);
     Judge(*striped, *capacity, limits, &efficiency);
     out.push_back(std::move(efficiency));
   }

@@ -30,7 +30,6 @@ struct StripingEfficiency {
   std::optional<double> value;
   std::string withheld_reason;  // a token above when withheld
   std::string message;          // why, for people
-  bool noisy = false;           // either run's spread says it was noise (IsNoisy)
 };
 
 // One efficiency per peer with a current, successful ucx_multirail_throughput series of host

@@ -30,6 +30,24 @@ TEST(ProbeFiguresChecksTest, AShortfallInANoisyRunIsHeldBackNotFailed) {
   EXPECT_FALSE(verdict.ok);
 }
 
+TEST(ProbeFiguresChecksTest, ANoisyRunWhoseRailShowedAFaultIsJudged) {
+  // A lossy rail swings too: retransmissions during the run explain the spread.
+  Host host("spark-dual-rail", LabConfig());
+  host.AddResult(probe::ProbeKind::kUcxThroughput, {"rail0"}, 6 * kGbit);
+  auto& lossy = host.AddResult(probe::ProbeKind::kUcxThroughput, {"rail1"}, 1 * kGbit);
+  lossy.spread = Spread(0.6);
+  probe::RailFabricEvidence evidence;
+  evidence.rail = "rail1";
+  evidence.seconds = 2;
+  evidence.counters = {{"hw_counters/out_of_sequence", 40}};
+  lossy.fabric = {evidence};
+  const auto verdict = *Find(host.Evaluate(), "probe_throughput", "rail1", "b");
+  EXPECT_FALSE(verdict.held_back);
+  EXPECT_FALSE(verdict.ok);
+  EXPECT_THAT(verdict.reason,
+              HasSubstr("during the run: the RDMA port out_of_sequence rose by 40"));
+}
+
 TEST(ProbeFiguresChecksTest, ANoisyRunThatMeetsTheBarPasses) {
   Host host("spark-dual-rail", LabConfig());
   host.AddResult(probe::ProbeKind::kUcxThroughput, {"rail0"}, 6 * kGbit).spread = Spread(0.6);

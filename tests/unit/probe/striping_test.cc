@@ -75,14 +75,6 @@ TEST(StripingTest, WithheldFiguresOfEitherRunWithholdTheEfficiency) {
   EXPECT_EQ(efficiencies[0].withheld_reason, kFiguresWithheld);
 }
 
-TEST(StripingTest, NoisyRunsAreFlagged) {
-  auto series = Pair(1e9, 2e9);
-  series[0].last.spread = RateSpread{10, 1e8, 4e9, 2e9, 0.6};
-  const auto efficiencies = StripingEfficiencies(series, {}, {});
-  EXPECT_TRUE(efficiencies[0].value);
-  EXPECT_TRUE(efficiencies[0].noisy);
-}
-
 TEST(StripingTest, OnlyACapacityOfTheSameSizeIsAYardstick) {
   std::vector<SeriesState> series = {Series(ProbeKind::kMultirailCapacity, 4e9, 4096),
                                      Series(ProbeKind::kMultirailCapacity, 2e9, 1 << 20),
