@@ -76,15 +76,21 @@ TEST_F(HealthCollectorTest, ExportsVerdictsAndReasons) {
             1);
 }
 
-TEST_F(HealthCollectorTest, ProbeResultsBecomeVerdictsWhileCurrent) {
+// A ucx_throughput run on rail0 at 8 Gbit/s: below half its 100 Gb/s port.
+probe::ProbeResult SlowRun(const test::FakeClock& clock) {
   probe::ProbeResult result;
   result.kind = probe::ProbeKind::kUcxThroughput;
   result.peer = "b";
   result.rails = {"rail0"};
   result.success = true;
-  result.finished_at = clock_.WallNow();
+  result.finished_at = clock.WallNow();
   result.message_size_bytes = 1 << 20;
-  result.throughput_bytes_per_second = 1e9;  // 8 Gbit/s on a 100 Gb/s port
+  result.throughput_bytes_per_second = 1e9;
+  return result;
+}
+
+TEST_F(HealthCollectorTest, ProbeResultsBecomeVerdictsWhileCurrent) {
+  auto result = SlowRun(clock_);
   result.peer_agent_version = "0.0.0-other";
   result.peer_ucx_version = "0.0";
   store_.Record(result, std::chrono::minutes(5));
@@ -102,15 +108,8 @@ TEST_F(HealthCollectorTest, ProbeResultsBecomeVerdictsWhileCurrent) {
 }
 
 TEST_F(HealthCollectorTest, AHeldBackCheckIsNeitherGreenNorRed) {
-  probe::ProbeResult result;
-  result.kind = probe::ProbeKind::kUcxThroughput;
-  result.peer = "b";
-  result.rails = {"rail0"};
-  result.success = true;
-  result.finished_at = clock_.WallNow();
-  result.message_size_bytes = 1 << 20;
-  result.throughput_bytes_per_second = 1e9;  // below half the 100 Gb/s line rate...
-  result.spread = probe::RateSpread{10, 0.1e9, 2e9, 1e9, 0.7};  // ...in a run that was noise
+  auto result = SlowRun(clock_);
+  result.spread = probe::RateSpread{10, 0.1e9, 2e9, 1e9, 0.7};  // a run that was noise
   store_.Record(result, std::chrono::minutes(5));
   const auto families = set_->Collect();
   EXPECT_EQ(Sample(families, "rail_check_ok",
