@@ -237,26 +237,32 @@ probe::ProbeParams ParamsFor(const ProbeCommandOptions& options, const ProbeChoi
   return params;
 }
 
-// A peer serving another initiator's bulk run refuses ours busy: try again after its hint,
-// stretched at random (other initiators were refused too), this many times in all before
-// reporting busy.
-constexpr int kBusyAttempts = 5;
+// A peer serving another initiator's bulk run refuses ours busy, and one whose per-peer rate
+// limit is spent refuses it `rate`: try again after its hint, stretched at random (other
+// initiators were refused too), this many times in all before reporting the refusal.
+constexpr int kRefusedAttempts = 5;
 
-std::vector<probe::ProbeResult> RunRetryingBusy(probe::Probe& probe,
-                                                const probe::ProbeParams& params,
-                                                const probe::ProbeContext& context,
-                                                std::ostream& err) {
+std::vector<probe::ProbeResult> RunRetryingRefusals(probe::Probe& probe,
+                                                    const probe::ProbeParams& params,
+                                                    const probe::ProbeContext& context,
+                                                    std::ostream& err) {
   std::mt19937_64 random{std::random_device{}()};
   std::uniform_real_distribution<double> stretch(1.0, 1.5);
   for (int attempt = 1;; ++attempt) {
     std::vector<probe::ProbeResult> results = probing::RunProbeSizes(probe, params, context);
-    if (results.empty() || !probe::IsBusy(results.back()) || attempt == kBusyAttempts) {
+    const bool rate = !results.empty() && !results.back().success &&
+                      results.back().error_reason == probe::kRateReason;
+    if (results.empty() || !(probe::IsBusy(results.back()) || rate) ||
+        attempt == kRefusedAttempts) {
       return results;
     }
     const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(
         std::max(results.back().retry_after, std::chrono::milliseconds(1000)) * stretch(random));
-    err << "rail_exporter probe: the peer is busy with another bulk transfer; retrying in "
-        << wait.count() << " ms (" << attempt << " of " << kBusyAttempts - 1 << ")\n";
+    err << "rail_exporter probe: "
+        << (rate ? "the peer's rate limit refused the run"
+                 : "the peer is busy with another bulk transfer")
+        << "; retrying in " << wait.count() << " ms (" << attempt << " of " << kRefusedAttempts - 1
+        << ")\n";
     std::this_thread::sleep_for(wait);
   }
 }
@@ -292,7 +298,7 @@ int ProbeAndReport(const ProbeCommandOptions& options, const ProbeChoice& choice
   std::vector<probe::ProbeResult> results;
   for (const auto& rails : probing::RunsOver(choice.kind, selected)) {
     params.rails = rails;
-    for (auto& result : RunRetryingBusy(*probe, params, context, err)) {
+    for (auto& result : RunRetryingRefusals(*probe, params, context, err)) {
       result.peer = options.peer;
       // The same invariants as the agent's: a figure that cannot be true is no success here
       // either.

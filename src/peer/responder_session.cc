@@ -234,7 +234,10 @@ class Session {
     }
     const RateDecision rate = context_.rate_limiter.TryAcquire(peer_address_);
     if (!rate.allowed) {
-      Refuse("rate", rate.error);
+      // With the wait, so that an initiator run by hand can come back in time.
+      Refuse("rate", rate.error,
+             static_cast<std::uint64_t>(
+                 std::chrono::ceil<std::chrono::milliseconds>(rate.retry_after).count()));
       return false;
     }
     if (std::optional<std::string> over = CheckProbeSetup(context_.options.limits, *setup)) {

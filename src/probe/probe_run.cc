@@ -115,8 +115,11 @@ bool PeerProbeSession::Open(const ProbeParams& params, const ProbeContext& conte
   std::optional<json> answer = client_->Request(ToJson(setup), deadline.deadline(), &error);
   if (!answer) {
     SetFailure(result, error.reason, "probe setup: " + error.message);
-    // The first failure wins: the hint belongs to the result only when busy is its reason.
-    if (IsBusy(*result) && error.retry_after) result->retry_after = *error.retry_after;
+    // The first failure wins: the hint belongs to the result only when busy or the peer's rate
+    // limit is its reason.
+    if ((IsBusy(*result) || result->error_reason == kRateReason) && error.retry_after) {
+      result->retry_after = *error.retry_after;
+    }
     return false;
   }
   peer::ProbeSetupReply setup_reply;

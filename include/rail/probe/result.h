@@ -124,7 +124,7 @@ struct ProbeResult {
   std::string error_message;  // for people
   // error_reason "busy": the responder was serving another bulk run and will admit this one
   // after about this long (its hint; 0 when it gave none). Not a failure of the rail: the
-  // agent retries and counts it apart (IsBusy).
+  // agent retries and counts it apart (IsBusy). Also the hint of a "rate" refusal.
   std::chrono::milliseconds retry_after{0};
   std::chrono::system_clock::time_point finished_at;
   double seconds = 0;       // time spent moving data
@@ -179,6 +179,9 @@ std::optional<RailCounterDelta> BusiestProbedRail(const ProbeResult& result);
 inline constexpr const char* kBusyReason = "busy";
 // Whether `result` is such a refusal: nothing was measured, and nothing is wrong with the rail.
 bool IsBusy(const ProbeResult& result);
+// The error reason of a run the peer's per-peer rate limit refused; it says when to come back
+// (ProbeResult::retry_after).
+inline constexpr const char* kRateReason = "rate";
 // The error reason of a run the peer ended because its responder was stopping (its `shutdown`
 // refusal): what the transfer saw of that stop follows from it.
 inline constexpr const char* kPeerShutdownReason = "shutdown";

@@ -238,6 +238,10 @@ TEST_F(ResponderTest, ProbeRateIsLimitedPerPeer) {
   EXPECT_FALSE(client->Request(ToJson(FakeSetup()), Clock::now() + 2s, &error));
   EXPECT_EQ(error.reason, "rate") << error.message;
   EXPECT_NE(error.message.find("retry"), std::string::npos);
+  // The wait comes as a hint too: one probe a minute, so most of a minute.
+  ASSERT_TRUE(error.retry_after);
+  EXPECT_GT(*error.retry_after, 30s);
+  EXPECT_LE(*error.retry_after, 60s);
   EXPECT_TRUE(WaitForError("rate"));
 }
 
