@@ -187,6 +187,21 @@ class LifecycleTest(lab.LabTestCase):
         except OSError:
             return False
 
+    @staticmethod
+    def blocks_stop_signals(pid):
+        """Whether the agent's main() has blocked SIGTERM (its first instruction). Before that the
+        process is still being loaded (the dynamic loader, a sanitizer runtime's start, tens of
+        milliseconds under ASan), and a signal then gets its default action, as it would in any
+        program: no moment of the agent's own life."""
+        try:
+            with open("/proc/%d/status" % pid) as handle:
+                for line in handle:
+                    if line.startswith("SigBlk:"):
+                        return bool(int(line.split()[1], 16) & (1 << (signal.SIGTERM - 1)))
+        except OSError:
+            pass
+        return False
+
     def read(self, name):
         with open(os.path.join(self.lab.tmp, name)) as handle:
             return handle.read()
@@ -206,10 +221,12 @@ class LifecycleTest(lab.LabTestCase):
             for cycle in range(STOPS):
                 log_name = "a-stop-%d.log" % cycle
                 process = self.spawn_a([], log_name)
-                # From the moment the agent's own binary runs: before, the process is still the
-                # `ip netns exec` that starts it, which is no part of the agent.
-                self.assertTrue(lab.wait_until(lambda: self.exe_is_agent(process.pid), 10, 0.005),
-                                "the agent never started")
+                # From the moment the agent's own code runs: before, the process is still the
+                # `ip netns exec` that starts it, or the agent's image being loaded.
+                self.assertTrue(lab.wait_until(
+                    lambda: self.exe_is_agent(process.pid) and
+                    self.blocks_stop_signals(process.pid), 10, 0.002),
+                    "the agent never started")
                 time.sleep(rng.uniform(0, LATEST_STOP))
                 workers = lab.children(process.pid)
                 with_worker += bool(workers)
