@@ -3,9 +3,8 @@
 # rules, so the three layouts cannot drift apart.
 #
 #   /usr/bin/rail_exporter                          the agent
-#   /usr/lib/rail_exporter/                         what only the agent runs or loads: the probe
-#                                                   worker and the TLS compatibility libraries; the
-#                                                   agent looks in ../lib/rail_exporter/ from
+#   /usr/lib/rail_exporter/                         what only the agent runs: the probe worker;
+#                                                   the agent looks in ../lib/rail_exporter/ from
 #                                                   its own directory (base/companion.h)
 #   /etc/rail_exporter/rail_exporter.yml            the example configuration (a conffile)
 #   /etc/default/rail-exporter                      the unit's extra flags (a conffile)
@@ -26,8 +25,6 @@ set(RAIL_SYSCONF_DIR "/etc" CACHE PATH "Where the configuration files are instal
 
 install(TARGETS rail_exporter RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT agent)
 install(TARGETS rail_exporter_probe_worker RUNTIME DESTINATION ${RAIL_COMPANION_DIR}
-        COMPONENT agent)
-install(TARGETS rail_tls_compat rail_crypto_compat LIBRARY DESTINATION ${RAIL_COMPANION_DIR}
         COMPONENT agent)
 
 install(FILES deploy/config/rail_exporter.yml DESTINATION ${RAIL_SYSCONF_DIR}/rail_exporter

@@ -1,13 +1,10 @@
 # The Debian package rail-exporter, built by CPack from the install rules of cmake/install.cmake
 # (scripts/package runs it). docs/deploy.md says how to install it.
 #
-# Dependencies: dpkg-shlibdeps computes those of the four ELF files; Depends adds what they
-# load at run time that it cannot see:
+# Dependencies: dpkg-shlibdeps computes those of the two ELF files (libssl3 among them: the agent
+# links OpenSSL for TLS); Depends adds what they load at run time that it cannot see:
 #   ibverbs-providers  the verbs providers libibverbs loads for each RDMA device (mlx5, ...)
 #   libucx0            UCX's transport modules, loaded from lib/<triplet>/ucx/ (ib, rdmacm, cma)
-#   libssl3            the OpenSSL civetweb opens by name for TLS: dlopen "libssl.so" and
-#                      "libcrypto.so", names only libssl-dev would provide, answered instead by
-#                      librail_tls_compat.so and librail_crypto_compat.so, which need libssl3
 #   libc6              the NSS modules (libnss_files, libnss_dns) behind name lookups
 #   adduser            the postinst creates the rail_exporter user
 # Recommends rdma-core: it loads the RDMA kernel modules and makes /dev/infiniband usable.
@@ -36,7 +33,7 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION "net")
 set(CPACK_DEBIAN_PACKAGE_PRIORITY "optional")
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
-set(CPACK_DEBIAN_PACKAGE_DEPENDS "ibverbs-providers, libucx0, libssl3, libc6, adduser")
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "ibverbs-providers, libucx0, libc6, adduser")
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "rdma-core")
 # CMake 3.25 marks no file as a conffile by itself: deploy/debian/conffiles lists them.
 set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA)

@@ -1,6 +1,5 @@
 #include "tls_context.h"
 
-#include <dlfcn.h>
 #include <openssl/err.h>
 #include <openssl/x509.h>
 
@@ -11,8 +10,6 @@
 #include <memory>
 #include <mutex>
 #include <vector>
-
-#include "rail/base/companion.h"
 
 namespace rail::web::detail {
 namespace {
@@ -148,53 +145,6 @@ void CheckTlsConfig(const TlsServerConfig& config, const std::string& source) {
   if (!ConfigureTlsContext(context.get(), config, &error)) {
     throw WebConfigError(source + ": " + error);
   }
-}
-
-namespace {
-
-// Loads the compatibility library `file_name` from beside the executable, ../lib/rail_exporter/
-// or the build tree; "" or why it could not.
-std::string LoadCompatLibrary(const char* file_name, const char* build_path) {
-  std::vector<std::string> candidates;
-  for (const auto& path : base::OwnCompanionPaths(file_name)) candidates.push_back(path.string());
-  candidates.emplace_back(build_path);
-  std::string tried;
-  for (const std::string& path : candidates) {
-    // Never closed: civetweb keeps using it for the life of the process.
-    if (dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL) != nullptr) return "";
-    const char* why = dlerror();
-    tried += (tried.empty() ? "" : "; ") + std::string(why != nullptr ? why : path);
-  }
-  return "TLS needs " + std::string(file_name) +
-         " beside the executable or in ../lib/rail_exporter/: " + tried;
-}
-
-}  // namespace
-
-bool PrepareCivetwebTls(std::string* error) {
-  static std::once_flag once;
-  static std::string failure;
-  std::call_once(once, [] {
-    failure = LoadCompatLibrary("librail_tls_compat.so", RAIL_TLS_COMPAT_BUILD_PATH);
-    if (failure.empty())
-      failure = LoadCompatLibrary("librail_crypto_compat.so", RAIL_CRYPTO_COMPAT_BUILD_PATH);
-    if (!failure.empty()) return;
-    // What civetweb will get: it must have the function OpenSSL 3 no longer exports.
-    void* ssl = dlopen("libssl.so", RTLD_NOW | RTLD_NOLOAD);
-    if (ssl == nullptr || dlsym(ssl, "SSL_get_peer_certificate") == nullptr) {
-      failure =
-          "TLS: civetweb would load an OpenSSL without SSL_get_peer_certificate and crash on the "
-          "first connection";
-      return;
-    }
-    void* crypto = dlopen("libcrypto.so", RTLD_NOW | RTLD_NOLOAD);
-    if (crypto == nullptr || dlsym(crypto, "ERR_get_error") == nullptr) {
-      failure = "TLS: civetweb would find no libcrypto.so";
-    }
-  });
-  if (failure.empty()) return true;
-  *error = failure;
-  return false;
 }
 
 }  // namespace rail::web::detail

@@ -306,7 +306,7 @@ class LayeringTest(unittest.TestCase):
         for top in ("src", os.path.join("include", "rail"), os.path.join("tests", "unit")):
             folder = os.path.join(self.root, top)
             for name in sorted(os.listdir(folder)):
-                if os.path.isdir(os.path.join(folder, name)) and name != "tls_compat":
+                if os.path.isdir(os.path.join(folder, name)):
                     self.assertIn(name, LAYERS, "%s/%s is not a layer" % (top, name))
 
     def test_checker_finds_each_kind_of_forbidden_edge(self):

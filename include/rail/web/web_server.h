@@ -1,5 +1,7 @@
-// The HTTP endpoint: prometheus-cpp's Exposer on civetweb, serving the telemetry path and a
-// landing page at "/", with TLS and basic authentication from --web.config.file (web_config.h).
+// The HTTP endpoint: the telemetry path (prometheus-cpp's text format), a landing page at "/", the
+// health and lifecycle paths, with TLS and basic authentication from --web.config.file
+// (web_config.h). Served by an event-driven listener (src/web/http_listener.h): one event loop
+// and two handler threads whatever the number of connections.
 #pragma once
 
 #include <prometheus/collectable.h>
@@ -14,23 +16,27 @@
 #include "rail/base/errors.h"
 
 namespace prometheus {
-class Exposer;
 class Registry;
 }  // namespace prometheus
 
 namespace rail::web {
 
+namespace detail {
+class HttpListener;
+class Router;
+}  // namespace detail
+
 struct WebOptions {
   std::vector<std::string> listen_addresses{":9840"};  // node_exporter spelling: ":9840"
   std::string telemetry_path = "/metrics";
-  // --web.max-connections: connections held at once. civetweb 1.15 holds each on a worker thread
-  // of its own, so this many threads start with the server; lowered at start to what
-  // RLIMIT_NOFILE and the cgroup's pids.max admit (connection_limits.h).
+  // --web.max-connections: connections held at once (a descriptor and a few KiB each, no thread);
+  // lowered at start to what RLIMIT_NOFILE admits (connection_limits.h). Beyond it the kernel's
+  // listen backlog holds new connections until one closes.
   int max_connections = 1000;
-  // civetweb's request_timeout_ms: the most a connection may take for its TLS handshake and its
-  // request headers (idle and slow-header clients are closed after it), and for taking the
-  // response. Prometheus sends its headers at once; its scrape timeout defaults to 10 s, and a
-  // scrape that finds every worker taken waits for one to time out.
+  // The most a connection may take for its TLS handshake and a whole request (idle and
+  // slow-header clients are closed after it, however slowly they trickle), to send its next
+  // request on a kept-alive connection, and for taking the response. Prometheus sends its
+  // request at once.
   int request_timeout_ms = 5000;
   // --web.config.file; empty: plain HTTP without authentication.
   std::string config_file;
@@ -54,19 +60,25 @@ class WebError : public base::InputError {
   using base::InputError::InputError;
 };
 
-// ":9840" -> "9840" (all addresses), "127.0.0.1:0" stays, "[::1]:9840" stays.
-// Throws WebError for text that is not [host]:port.
-std::string ToCivetwebPort(const std::string& listen_address);
+struct ListenAddress {
+  std::string host;  // an IP address, or "" for every address
+  int port = 0;
+};
+
+// node_exporter's spellings: ":9840" (every address), "127.0.0.1:0", "localhost:9840" (as
+// 127.0.0.1), "[::1]:9840". Throws WebError for text that is not [host]:port.
+ListenAddress ParseListenAddress(const std::string& listen_address);
 
 class WebServer {
  public:
   // Loads options.config_file (throws WebConfigError naming the key), then starts listening;
-  // throws WebError with civetweb's reason when an address cannot be bound. With basic auth
-  // every path but the health paths answers 401 without valid credentials, and
-  // rail_exporter_http_auth_failures_total joins the telemetry path. `landing_page` renders the
-  // HTML of "/"; there is one landing page per process.
+  // throws WebError with the reason when an address cannot be bound. With basic auth every path
+  // but the health paths answers 401 without valid credentials, and
+  // rail_exporter_http_auth_failures_total joins the telemetry path, as do the endpoint's own
+  // connection figures. `landing_page` renders the HTML of "/".
   WebServer(const WebOptions& options, std::weak_ptr<prometheus::Collectable> metrics,
             std::function<std::string()> landing_page);
+  // Refuses new requests (503), lets those in flight finish, then stops every thread.
   ~WebServer();
   WebServer(const WebServer&) = delete;
   WebServer& operator=(const WebServer&) = delete;
@@ -74,8 +86,9 @@ class WebServer {
   std::vector<int> ListeningPorts() const;
 
  private:
-  std::shared_ptr<prometheus::Registry> web_metrics_;  // outlives exposer_
-  std::unique_ptr<prometheus::Exposer> exposer_;
+  std::shared_ptr<prometheus::Registry> web_metrics_;  // outlives listener_
+  std::unique_ptr<detail::Router> router_;             // outlives listener_
+  std::unique_ptr<detail::HttpListener> listener_;
 };
 
 }  // namespace rail::web

@@ -1,6 +1,5 @@
 #include "rail/web/web_server.h"
 
-#include <civetweb.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <prometheus/collectable.h>
@@ -11,6 +10,7 @@
 #include <fstream>
 
 #include "unit/web/bcrypt_hash.h"
+#include "unit/web/http_client.h"
 
 namespace rail::web {
 namespace {
@@ -32,47 +32,32 @@ class OneGauge final : public prometheus::Collectable {
   mutable std::atomic<int> scrapes{0};
 };
 
-struct Response {
-  int status = 0;
-  std::string body;
-};
+using testing::Get;
 
-Response Get(int port, const std::string& path, const std::string& method = "GET") {
-  char error[256] = {};
-  mg_connection* connection =
-      mg_download("127.0.0.1", port, 0, error, sizeof(error),
-                  "%s %s HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n", method.c_str(), path.c_str());
-  if (connection == nullptr) {
-    ADD_FAILURE() << "GET " << path << ": " << error;
-    return {};
-  }
-  Response response;
-  response.status = mg_get_response_info(connection)->status_code;
-  char buffer[4096];
-  int read = 0;
-  while ((read = mg_read(connection, buffer, sizeof(buffer))) > 0) {
-    response.body.append(buffer, static_cast<std::size_t>(read));
-  }
-  mg_close_connection(connection);
-  return response;
+TEST(ListenAddressTest, NodeExporterSpellings) {
+  EXPECT_EQ(ParseListenAddress(":9840").host, "");
+  EXPECT_EQ(ParseListenAddress(":9840").port, 9840);
+  EXPECT_EQ(ParseListenAddress("127.0.0.1:0").host, "127.0.0.1");
+  EXPECT_EQ(ParseListenAddress("localhost:9840").host, "127.0.0.1");
+  EXPECT_EQ(ParseListenAddress("[::1]:9840").host, "::1");
+  EXPECT_THROW(ParseListenAddress("9840"), WebError);
+  EXPECT_THROW(ParseListenAddress(":99999"), WebError);
+  EXPECT_THROW(ParseListenAddress("host:port"), WebError);
+  EXPECT_THROW(ParseListenAddress("a b:1"), WebError);
 }
 
-TEST(ListenAddressTest, NodeExporterSpellingsBecomeCivetwebPorts) {
-  EXPECT_EQ(ToCivetwebPort(":9840"), "9840");
-  EXPECT_EQ(ToCivetwebPort("127.0.0.1:0"), "127.0.0.1:0");
-  EXPECT_EQ(ToCivetwebPort("localhost:9840"), "127.0.0.1:9840");
-  EXPECT_EQ(ToCivetwebPort("[::1]:9840"), "[::1]:9840");
-  EXPECT_THROW(ToCivetwebPort("9840"), WebError);
-  EXPECT_THROW(ToCivetwebPort(":99999"), WebError);
-  EXPECT_THROW(ToCivetwebPort("host:port"), WebError);
-  EXPECT_THROW(ToCivetwebPort("a b:1"), WebError);
+TEST(ListenAddressTest, AHostNameIsNotAnAddressToListenOn) {
+  WebOptions options;
+  options.listen_addresses = {"example.invalid:0"};
+  try {
+    WebServer server(options, std::make_shared<OneGauge>(), [] { return std::string(); });
+    FAIL() << "a host name must be refused";
+  } catch (const WebError& error) {
+    EXPECT_THAT(error.what(), HasSubstr("not an IP address"));
+  }
 }
 
-class WebServerTest : public ::testing::Test {
- protected:
-  void SetUp() override { mg_init_library(0); }
-  void TearDown() override { mg_exit_library(); }
-};
+class WebServerTest : public ::testing::Test {};
 
 TEST_F(WebServerTest, ServesMetricsAndLandingPage) {
   auto metrics = std::make_shared<OneGauge>();
