@@ -413,8 +413,7 @@ CAPABILITIES = {
     "evhttp": "connection ceiling: none in 2.1 (evhttp_set_max_connections is 2.2, unreleased); "
               "timeout: evhttp_set_timeout_tv is a bufferevent read/write inactivity timeout, "
               "re-armed by every byte, so a slowloris client is never closed; TLS: our SSL_CTX "
-              "via evhttp_set_bevcb + bufferevent_openssl, so OpenSSL options map 1:1 (client "
-              "certificate checks are ours to do on the SSL*)",
+              "via evhttp_set_bevcb + bufferevent_openssl, so OpenSSL options map 1:1",
     "mhd": "connection ceiling: MHD_OPTION_CONNECTION_LIMIT; timeout: "
            "MHD_OPTION_CONNECTION_TIMEOUT, whole seconds of inactivity (re-armed by every byte), "
            "no absolute header deadline; TLS is GnuTLS: web-config cipher_suites/min_version "
