@@ -198,9 +198,14 @@ def build(out, args):
     hw_names = hw_counter_names(args.hw_counters)
     files = 0
 
+    # PCI buses 0x1a, 0x28, ... (one every 0x0e, as on a board with a switch per NIC); closer
+    # together when that many devices would run past bus 0xff.
+    stride = 0x0E if 0x1A + (args.devices - 1) * 0x0E <= 0xFF else (0xFF - 0x1A) // args.devices
+    if stride < 1:
+        sys.exit(f"make_large_tree.py: {args.devices} devices do not fit on one PCI domain")
     for dev in range(args.devices):
         name = f"mlx5_{dev}"
-        bus = 0x1A + dev * 0x0E
+        bus = 0x1A + dev * stride
         pci = f"0000:{bus:02x}:00.0"
         pci_rel = os.path.join("devices", "pci0000:00", "0000:00:01.0", pci)
         netdevs = [f"enp{bus}s0f{p}np{p}" for p in range(args.ports)]
