@@ -37,8 +37,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 SOURCES = os.path.join(HERE, "http_servers")
 BUILD = os.path.join(REPO, "build-bench", "http_servers")
-SERVERS = ["beast", "evhttp", "mhd", "civetweb"]
-TLS_CAPABLE = {"beast", "evhttp", "mhd"}  # civetweb 1.15 + OpenSSL 3: see civetweb_server.cc
+SERVERS = ["beast", "beast_lazy", "evhttp", "mhd", "civetweb"]
+TLS_CAPABLE = {"beast", "beast_lazy", "evhttp", "mhd"}  # civetweb 1.15 + OpenSSL 3: see civetweb_server.cc
 SCRAPE_TIMEOUT = 20.0  # seconds; a scrape stalled behind held connections takes 10-20 s
 SLOW_BYTE = 1.0  # seconds between a slowloris client's header bytes
 CEILING = 100  # --max-connections for the ceiling check
@@ -406,6 +406,8 @@ def summarise(rounds):
 
 
 CAPABILITIES = {
+    "beast_lazy": "beast, with each session (and its TLS engine) made at the client's first byte, "
+                  "as the agent does: an idle connection is a socket and a timer",
     "beast": "connection ceiling: the accept loop is ours (stop accepting at N, resume on close); "
              "absolute deadline: tcp_stream::expires_after() set once before the handshake "
              "covers handshake + headers; TLS: asio::ssl::context::native_handle() is an "

@@ -296,12 +296,11 @@ int RunAgent(CommandLine& cl) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // Blocked from the first instruction (the mask and a pending signal survive the re-exec below),
-  // so that a stop that comes while the agent starts is answered, never the default death by
-  // signal. The subcommands give them their default actions back.
+  // Blocked from the first instruction, so that a stop that comes while the agent starts is
+  // answered, never the default death by signal. The subcommands give them their default actions
+  // back.
   const sigset_t lifecycle = rail::agent::LifecycleSignals();
   pthread_sigmask(SIG_BLOCK, &lifecycle, nullptr);
-  rail::base::ReexecWithoutThreadCaches(argv);
   CLI::App app{"rail_exporter: Prometheus exporter and probe agent for RDMA rails"};
   app.option_defaults()->always_capture_default();
   CommandLine cl;

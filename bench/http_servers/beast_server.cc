@@ -23,6 +23,11 @@ using TlsStream = beast::ssl_stream<beast::tcp_stream>;
 // A client that stops reading the response must not hold its connection forever.
 constexpr std::chrono::seconds kWriteTimeout(10);
 constexpr char kNotFound[] = "not found\n";
+#ifdef WAIT_FOR_FIRST_BYTE
+constexpr bool kWaitForFirstByte = true;
+#else
+constexpr bool kWaitForFirstByte = false;
+#endif
 
 // Accepts connections up to the ceiling; at the ceiling it stops accepting, so that further
 // connections wait in the kernel's listen backlog (as civetweb and libmicrohttpd do) until a
@@ -39,6 +44,8 @@ class Server {
   }
   const BenchOptions& options() const { return options_; }
   void Accept();
+  void StartSession(tcp::socket socket);
+  void AfterFirstByte(tcp::socket socket);
   void Release() {
     if (open_-- == options_.max_connections) Accept();  // below the ceiling again
   }
@@ -130,6 +137,35 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
   http::response<http::span_body<const char>> response_;
 };
 
+void Server::StartSession(tcp::socket socket) {
+  if (tls_) {
+    std::make_shared<Session<TlsStream>>(TlsStream(std::move(socket), *tls_), *this)->Start();
+  } else {
+    std::make_shared<Session<beast::tcp_stream>>(beast::tcp_stream(std::move(socket)), *this)
+        ->Start();
+  }
+}
+
+// beast_lazy_server: the session (and with it the TLS engine: Asio's two 17 KiB record buffers
+// and OpenSSL's state) is made only once the client has sent a byte, as the agent does
+// (src/web/http_session.h); until then a connection is its socket and a timer.
+void Server::AfterFirstByte(tcp::socket socket) {
+  auto held = std::make_shared<tcp::socket>(std::move(socket));
+  auto deadline = std::make_shared<asio::steady_timer>(
+      held->get_executor(), std::chrono::milliseconds(options_.header_timeout_ms));
+  deadline->async_wait([held](beast::error_code error) {
+    if (!error) held->cancel();
+  });
+  held->async_wait(tcp::socket::wait_read, [this, held, deadline](beast::error_code error) {
+    deadline->cancel();
+    if (error) {
+      Release();
+      return;
+    }
+    StartSession(std::move(*held));
+  });
+}
+
 void Server::Accept() {
   acceptor_.async_accept([this](beast::error_code error, tcp::socket socket) {
     if (error) {  // e.g. EMFILE: try again rather than stop serving
@@ -140,11 +176,10 @@ void Server::Accept() {
     // A response ends in a small write (the body's tail, a TLS record): with Nagle on it waits
     // for the client's delayed ACK, which held keep-alive TLS to about half its rate here.
     socket.set_option(tcp::no_delay(true));
-    if (tls_) {
-      std::make_shared<Session<TlsStream>>(TlsStream(std::move(socket), *tls_), *this)->Start();
+    if (kWaitForFirstByte) {
+      AfterFirstByte(std::move(socket));
     } else {
-      std::make_shared<Session<beast::tcp_stream>>(beast::tcp_stream(std::move(socket)), *this)
-          ->Start();
+      StartSession(std::move(socket));
     }
     if (open_ < options_.max_connections) Accept();  // else Release() resumes
   });
