@@ -216,13 +216,15 @@ class Session {
     // peer that goes on with another bulk probe finds it free.
     bulk_pass.reset();
     json report;
-    if (!SendReport(*handler, &report)) return false;
+    if (!MakeReport(*handler, &report)) return false;
+    // Settled before the report goes out: an initiator that reads it and asks for its next probe
+    // at once must find the budget as this one left it.
     if (budget_ticket) {
       if (const auto moved = BytesMoved(measured, report)) {
         context_.served_budget.Settle(*budget_ticket, *moved);
       }
     }
-    return true;
+    return SendReport(report);
   }
 
   // A well-formed probe_setup within this peer's rate and the responder's limits.
@@ -344,14 +346,17 @@ class Session {
     return true;
   }
 
-  bool SendReport(ProbeSessionHandler& handler, json* sent) {
-    json& report = *sent;
+  bool MakeReport(ProbeSessionHandler& handler, json* report) {
     try {
-      report = handler.Report();
+      *report = handler.Report();
     } catch (const std::exception& e) {
       Refuse("internal", std::string("probe report failed: ") + e.what());
       return false;
     }
+    return true;
+  }
+
+  bool SendReport(const json& report) {
     NetError net_error;
     if (!connection_.Send(ToJson(ProbeReport{report}),
                           Clock::now() + context_.options.handshake_timeout, &net_error)) {
