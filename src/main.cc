@@ -62,8 +62,8 @@ void AddAgentFlags(CLI::App& app, CommandLine& cl) {
                "Reload the configuration on POST /-/reload (behind the web config's "
                "authentication); SIGHUP always reloads");
   app.add_option("--web.max-connections", cl.options.web.max_connections,
-                 "HTTP connections held at once, one worker thread each; lowered at start to "
-                 "what RLIMIT_NOFILE and the cgroup's pids.max admit")
+                 "HTTP connections held at once (a descriptor each, no thread); lowered at "
+                 "start to what RLIMIT_NOFILE admits")
       ->check(CLI::PositiveNumber);
   app.add_option("--path.sysfs", cl.options.sysfs_root, "sysfs mountpoint (or a fixture tree)");
   app.add_option("--path.procfs", cl.options.procfs_root, "procfs mountpoint (or a fixture tree)");

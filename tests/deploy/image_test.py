@@ -15,10 +15,10 @@ the probe worker starts inside the image and loads UCX (the build information's 
 one this machine's UCX reports); the agent and its worker run as 9840 without capabilities; the
 agent in host a's container probes the responder in host b's container with ucx_rtt and
 ucx_throughput over UCX's tcp transport (UCX_TLS=tcp, the probes' ucx_transports), on both rails,
-successfully; every module loaded at run time (libibverbs providers, UCX transports, OpenSSL for
-civetweb, NSS) resolves with the image's own loader; the image as shipped (its command, its example
+successfully; every module loaded at run time (libibverbs providers, UCX transports, NSS)
+resolves with the image's own loader; the image as shipped (its command, its example
 configuration, no secret) serves /metrics and /-/ready without peer traffic; a scrape over TLS
-works in the image (civetweb's OpenSSL). It prints the image's size (not asserted)
+works in the image (the OpenSSL the agent links). It prints the image's size (not asserted)
 and its own timing. Containers are always removed; an image it built is removed too unless
 $RAIL_KEEP_IMAGE is set.
 """
@@ -329,9 +329,6 @@ class ImageTest(unittest.TestCase):
         modules = (sorted(glob.glob(triplet + "/libibverbs/*.so")) +
                    sorted(glob.glob(triplet + "/ucx/*.so.[0-9]")) +
                    [triplet + "/libnss_files.so.2", triplet + "/libnss_dns.so.2",
-                    "/usr/lib/rail_exporter/librail_tls_compat.so",  # dlopen("libssl.so")
-                    # dlopen("libcrypto.so")
-                    "/usr/lib/rail_exporter/librail_crypto_compat.so",
                     "/usr/lib/rail_exporter/rail_exporter_probe_worker"])
         drivers = [os.path.basename(path) for path in glob.glob("/etc/libibverbs.d/*.driver")]
         self.assertTrue(drivers, "this machine has no libibverbs provider to compare with")
@@ -377,9 +374,8 @@ class ImageTest(unittest.TestCase):
             self.assertIn("secret", container.logs())
 
     def test_6_tls_in_the_image(self):
-        # civetweb opens libssl.so and libcrypto.so inside the image, both answered by the
-        # package's compatibility libraries (the image has no unversioned link of libssl-dev): a
-        # scrape over TLS works only when both are there and load.
+        # A scrape over TLS in the image: the OpenSSL the agent links (ldd's closure) is there and
+        # serves the handshake.
         tls = os.path.join(self.lab.tmp, "tls")
         os.mkdir(tls, 0o755)
         subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",

@@ -120,7 +120,7 @@ class Scrapers:
                 try:
                     body = error.read().decode(errors="replace")
                 except (OSError, http.client.HTTPException):
-                    body = None  # cut: civetweb stopped while it wrote the answer
+                    body = None  # cut: the endpoint stopped while it wrote the answer
                 with self.lock:
                     # 503 "Stopping" is the answer of a server that stops: honest, and allowed
                     # only where the test stops the agent.
@@ -128,7 +128,7 @@ class Scrapers:
                                                   body in ("Stopping\n", None)):
                         self.server_errors.append("%s %d %s" % (path, error.code, body[:80]))
             except (OSError, urllib.error.URLError, http.client.HTTPException):
-                # Refused, or cut: civetweb stops writing a response in flight once it stops.
+                # Refused, or cut: a response still in flight at the end of the stop's wait is cut.
                 with self.lock:
                     self.refused += 1
                 time.sleep(0.02)

@@ -157,13 +157,12 @@ class LoadLabTestCase(lab.LabTestCase):
         self.assertEqual(len(lines), 1, out)
         result = json.loads(lines[0])
         result["rate"] = result["requests"] / (result["duration_us"] / 1e6)
-        # The agent's web server (civetweb under prometheus-cpp, keep-alive off) closes every
-        # connection after its response without a "Connection: close" header. wrk assumes
-        # keep-alive, so each complete response is followed by one socket error on its
-        # connection (the close, read; or, when wrk's next request raced the close, write).
-        # Errors: every non-2xx answer, failed connect and timeout; socket errors beyond one per
-        # complete response are "races": requests wrk wrote into a connection the server was
-        # closing (Prometheus retries those), bounded by RACE_FRACTION.
+        # The agent's endpoint keeps wrk's connections alive; an older one closed each after its
+        # response without a "Connection: close" header, which wrk counts as a socket error per
+        # complete response (the close, read; or, when wrk's next request raced the close,
+        # write). Errors: every non-2xx answer, failed connect and timeout; socket errors beyond
+        # one per complete response are "races": requests wrk wrote into a connection the server
+        # was closing (Prometheus retries those), bounded by RACE_FRACTION.
         result["errors"] = result["connect"] + result["status"] + result["timeout"]
         result["races"] = max(0, result["read"] + result["write"] - result["requests"])
         return result

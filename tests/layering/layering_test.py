@@ -10,7 +10,7 @@ Checked for every file under src/<layer>/ and include/rail/<layer>/, src/main.cc
 tests/unit/<layer>/:
   * `#include "rail/<layer>/..."` names a layer it may use; `#include "<layer>/..."` (a layer's
     private header under src/) names its own layer only;
-  * third-party headers that belong to one layer stay there (UCX in probe, CUDA in gpu, civetweb in
+  * third-party headers that belong to one layer stay there (UCX in probe, CUDA in gpu, Boost in
     web, CLI11 in main, ...);
   * the code is in namespace rail::<layer> (a lower layer's namespace only to forward-declare);
 and in src/CMakeLists.txt and tests/CMakeLists.txt every target_link_libraries of a rail_<layer>
@@ -48,7 +48,8 @@ EXTERNAL_HEADERS = {
     "ucp/": {PROBE_UCX}, "ucs/": {PROBE_UCX}, "uct/": {PROBE_UCX},
     "cuda": {"gpu"},
     "infiniband/": {PROBE_UCX, "gpu"},
-    "civetweb.h": {"web"}, "CivetServer.h": {"web"},
+    "boost/": {"web"},  # Beast and Asio: the HTTP endpoint
+    "zlib.h": {"web"},  # gzip of the exposition
     "prometheus/": {"collectors", "web", MAIN},
     "yaml-cpp/": {"fleet", "web", "agent"},  # fleet: file_sd files (JSON or YAML)
     "CLI/": {MAIN},
@@ -59,7 +60,8 @@ EXTERNAL_HEADERS = {
 }
 EXTERNAL_LIBRARIES = {
     "ucx::": {PROBE_UCX},
-    "civetweb::": {"web"},
+    "Boost::": {"web"},
+    "ZLIB::": {"web"},
     "prometheus-cpp::": {"collectors", "web"},
     "yaml-cpp": {"fleet", "web", "agent"},
     "CLI11::": {MAIN},

@@ -84,7 +84,7 @@ class Agent {
   Agent(const Agent&) = delete;
   Agent& operator=(const Agent&) = delete;
 
-  // Stops the web server first (civetweb lets in-flight requests end, each bounded by the
+  // Stops the web server first (requests in flight end, each bounded by the
   // request timeout), then probing: the fleet planner, the runner (in-flight probes cancelled),
   // the responder (sessions refused with `shutdown`) and the probe worker (waited for).
   void Stop();

@@ -37,7 +37,7 @@ class CollectorSet final : public prometheus::Collectable {
   Sources sources_;
   std::vector<std::unique_ptr<Collector>> collectors_;
 
-  mutable std::mutex mutex_;  // scrapes are served by several civetweb threads
+  mutable std::mutex mutex_;  // scrapes are served by the web endpoint's handler threads
   mutable std::array<std::uint64_t, 5> read_errors_by_reason_{};
   mutable std::set<std::string> logged_paths_;  // each failing path is logged once at warn
 };
