@@ -22,10 +22,10 @@ Two parts, in one run:
     a message.
 
 With --smaps, where each process's RSS lies at the end (/proc/<pid>/smaps by mapping: the
-binary's text and data, each shared library, [heap], malloc arenas, thread stacks, other
-anonymous memory) is printed too. Prints markdown tables with the ratios to node_exporter;
---json writes every raw figure. It asserts no target: it exits non-zero only when something
-fails to start or a scrape fails.
+binary's text and data, each shared library, [heap], thread stacks, other anonymous memory) is
+printed too. Prints markdown tables with the ratios to node_exporter; --json writes every raw
+figure. It asserts no target: it exits non-zero only when something fails to start or a scrape
+fails. About 75 s with the defaults (10 s without the lab).
 
     bench/footprint.py [--rail-exporter PATH] [--tree DIR] [--scrapes N] [--no-lab] [--smaps]
                        [--json FILE]
@@ -106,8 +106,9 @@ def smaps_breakdown(pid):
     """{category: {"rss": KiB, "pss": KiB, "anon": KiB, "size": KiB}} of /proc/<pid>/smaps:
     the binary's text (executable mappings) and data, each shared library (by file name),
     [heap], [stack], thread stacks (anonymous rw mappings right above a small PROT_NONE guard),
-    arenas (anonymous rw mappings right below a PROT_NONE reserve: glibc's per-thread malloc
-    arenas, Go's heap) and other anonymous memory."""
+    anonymous rw mappings right below a PROT_NONE one (Go's heap arenas, glibc's per-thread
+    malloc arenas, or a block malloc mapped just below a thread stack's guard) and other
+    anonymous memory."""
     exe = os.path.realpath(f"/proc/{pid}/exe")
     maps = []
     header = re.compile(r"^([0-9a-f]+)-([0-9a-f]+) (\S{4}) \S+ \S+ \d+\s*(.*)$")
@@ -144,7 +145,7 @@ def smaps_breakdown(pid):
                 category = "thread stacks"
             elif (nxt and nxt["start"] == m["end"] and not nxt["path"]
                   and nxt["perms"].startswith("---") and m["perms"].startswith("rw")):
-                category = "arenas (rw below a PROT_NONE reserve)"
+                category = "anonymous below a PROT_NONE mapping"
             else:
                 category = "other anonymous"
         entry = out.setdefault(category, {"rss": 0, "pss": 0, "anon": 0, "size": 0})
