@@ -6,6 +6,7 @@
 #   ibverbs-providers  the verbs providers libibverbs loads for each RDMA device (mlx5, ...)
 #   libucx0            UCX's transport modules, loaded from lib/<triplet>/ucx/ (ib, rdmacm, cma)
 #   libc6              the NSS modules (libnss_files, libnss_dns) behind name lookups
+#   libcurl4           libcurl.so.4, which the Kubernetes discovery opens when it is configured
 #   adduser            the postinst creates the rail_exporter user
 # Recommends rdma-core: it loads the RDMA kernel modules and makes /dev/infiniband usable.
 set(CPACK_GENERATOR "DEB")
@@ -33,7 +34,7 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION "net")
 set(CPACK_DEBIAN_PACKAGE_PRIORITY "optional")
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
-set(CPACK_DEBIAN_PACKAGE_DEPENDS "ibverbs-providers, libucx0, libc6, adduser")
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "ibverbs-providers, libucx0, libc6, libcurl4, adduser")
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "rdma-core")
 # CMake 3.25 marks no file as a conffile by itself: deploy/debian/conffiles lists them.
 set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA)

@@ -5,7 +5,10 @@
 // server, and a fleet is thousands of agents; a plain list every refresh_interval (30 s by
 // default) is what the API server's watch cache answers cheaply, without touching etcd, and a
 // poll needs no reconnect or resourceVersion bookkeeping when a connection drops.
-#include <curl/curl.h>
+//
+// libcurl is opened when the first Kubernetes source is created, not linked (curl_library.h says
+// why); without it every Fetch fails with the reason, and the agent goes on serving.
+#include "fleet/kubernetes_source.h"
 
 #include <algorithm>
 #include <cctype>
@@ -13,7 +16,6 @@
 #include <fstream>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -21,7 +23,7 @@
 #include <utility>
 #include <vector>
 
-#include "rail/fleet/discovery.h"
+#include "fleet/curl_library.h"
 
 namespace rail::fleet {
 
@@ -36,24 +38,21 @@ constexpr int kMaxPages = 1000;
 constexpr std::string_view kDefaultPortName = "responder";
 
 struct CurlEasyCleanup {
-  void operator()(CURL* handle) const { curl_easy_cleanup(handle); }
+  const CurlApi* curl = nullptr;
+  void operator()(CURL* handle) const { curl->easy_cleanup(handle); }
 };
 using CurlEasy = std::unique_ptr<CURL, CurlEasyCleanup>;
 
 struct CurlListFree {
-  void operator()(curl_slist* list) const { curl_slist_free_all(list); }
+  const CurlApi* curl = nullptr;
+  void operator()(curl_slist* list) const { curl->slist_free_all(list); }
 };
 using CurlHeaders = std::unique_ptr<curl_slist, CurlListFree>;
 
 struct CurlFree {
-  void operator()(char* text) const { curl_free(text); }
+  const CurlApi* curl = nullptr;
+  void operator()(char* text) const { curl->free(text); }
 };
-
-// curl_global_init is not thread-safe in every libcurl; once per process, before any handle.
-void InitCurlOnce() {
-  static std::once_flag once;
-  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
-}
 
 std::string Trimmed(std::string text) {
   const auto not_space = [](unsigned char c) { return !std::isspace(c); };
@@ -204,8 +203,8 @@ std::vector<Target> OnePerPod(std::vector<Found> found) {
 
 class KubernetesSource final : public Source {
  public:
-  explicit KubernetesSource(KubernetesConfig config) : config_(std::move(config)) {
-    InitCurlOnce();
+  KubernetesSource(KubernetesConfig config, const CurlApi* curl, std::string curl_error)
+      : config_(std::move(config)), curl_(curl), curl_error_(std::move(curl_error)) {
     namespace_ = config_.namespace_;
     if (namespace_.empty()) namespace_ = ReadTrimmedFile(config_.namespace_file).value_or("");
     name_ = "kubernetes:" + namespace_ + "/" + config_.service;
@@ -219,6 +218,10 @@ class KubernetesSource final : public Source {
 
   FetchResult Fetch() override {
     FetchResult result;
+    if (curl_ == nullptr) {
+      result.error = curl_error_;
+      return result;
+    }
     if (namespace_.empty()) {
       result.error = "no namespace configured and none readable from " + config_.namespace_file;
       return result;
@@ -229,7 +232,7 @@ class KubernetesSource final : public Source {
       result.error = "cannot read a service account token from " + config_.token_file;
       return result;
     }
-    if (!handle_) handle_.reset(curl_easy_init());
+    if (!handle_) handle_ = CurlEasy(curl_->easy_init(), CurlEasyCleanup{curl_});
     if (!handle_) {
       result.error = "curl_easy_init failed";
       return result;
@@ -264,7 +267,8 @@ class KubernetesSource final : public Source {
  private:
   std::string Escaped(const std::string& text) const {
     const std::unique_ptr<char, CurlFree> escaped(
-        curl_easy_escape(handle_.get(), text.c_str(), static_cast<int>(text.size())));
+        curl_->easy_escape(handle_.get(), text.c_str(), static_cast<int>(text.size())),
+        CurlFree{curl_});
     return escaped ? std::string(escaped.get()) : std::string();
   }
 
@@ -280,28 +284,30 @@ class KubernetesSource final : public Source {
   bool Get(const std::string& url, const std::string& token, std::chrono::milliseconds timeout,
            HttpResponse* response, std::string* error) {
     CURL* curl = handle_.get();
-    curl_easy_reset(curl);  // keeps the connection cache: the next page reuses the connection
+    const CurlApi& api = *curl_;
+    api.easy_reset(curl);  // keeps the connection cache: the next page reuses the connection
     const std::string authorization = "Authorization: Bearer " + token;
-    const CurlHeaders headers(curl_slist_append(curl_slist_append(nullptr, authorization.c_str()),
-                                                "Accept: application/json"));
+    const CurlHeaders headers(api.slist_append(api.slist_append(nullptr, authorization.c_str()),
+                                               "Accept: application/json"),
+                              CurlListFree{curl_});
     char curl_error[CURL_ERROR_SIZE] = {};
-    curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
-    curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers.get());
-    curl_easy_setopt(curl, CURLOPT_CAINFO, config_.ca_file.c_str());
-    curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 1L);
-    curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 2L);
-    curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "https,http");
-    curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);  // the fleet thread is one of many
-    curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(timeout.count()));
-    curl_easy_setopt(curl, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(kMaxResponseBytes));
-    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, &AppendBody);
-    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &response->body);
-    curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, curl_error);
-    const CURLcode code = curl_easy_perform(curl);
-    curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, nullptr);  // the buffer is about to go
-    curl_easy_setopt(curl, CURLOPT_HTTPHEADER, nullptr);
+    api.easy_setopt(curl, CURLOPT_URL, url.c_str());
+    api.easy_setopt(curl, CURLOPT_HTTPHEADER, headers.get());
+    api.easy_setopt(curl, CURLOPT_CAINFO, config_.ca_file.c_str());
+    api.easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 1L);
+    api.easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 2L);
+    api.easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "https,http");
+    api.easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);  // the fleet thread is one of many
+    api.easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(timeout.count()));
+    api.easy_setopt(curl, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(kMaxResponseBytes));
+    api.easy_setopt(curl, CURLOPT_WRITEFUNCTION, &AppendBody);
+    api.easy_setopt(curl, CURLOPT_WRITEDATA, &response->body);
+    api.easy_setopt(curl, CURLOPT_ERRORBUFFER, curl_error);
+    const CURLcode code = api.easy_perform(curl);
+    api.easy_setopt(curl, CURLOPT_ERRORBUFFER, nullptr);  // the buffer is about to go
+    api.easy_setopt(curl, CURLOPT_HTTPHEADER, nullptr);
     if (code != CURLE_OK) {
-      std::string reason = curl_error[0] != '\0' ? curl_error : curl_easy_strerror(code);
+      std::string reason = curl_error[0] != '\0' ? curl_error : api.easy_strerror(code);
       // curl words a timeout by the stage it hit ("SSL connection timeout", "Operation timed
       // out ..."); the user needs to know it was ours, and after how long.
       if (code == CURLE_OPERATION_TIMEDOUT) {
@@ -310,7 +316,7 @@ class KubernetesSource final : public Source {
       *error = OneLine("GET " + config_.api_server + ": " + reason);
       return false;
     }
-    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &response->status);
+    api.easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &response->status);
     return true;
   }
 
@@ -340,13 +346,23 @@ class KubernetesSource final : public Source {
   KubernetesConfig config_;
   std::string namespace_;
   std::string name_;
+  const CurlApi* curl_ = nullptr;  // nullptr: libcurl could not be loaded, curl_error_ says why
+  std::string curl_error_;
   CurlEasy handle_;  // kept across refreshes: its connection to the API server is reused
 };
 
 }  // namespace
 
+std::unique_ptr<Source> MakeKubernetesSourceWith(KubernetesConfig config, const CurlApi* curl,
+                                                 std::string curl_error) {
+  return std::make_unique<KubernetesSource>(std::move(config), curl, std::move(curl_error));
+}
+
 std::unique_ptr<Source> MakeKubernetesSource(KubernetesConfig config) {
-  return std::make_unique<KubernetesSource>(std::move(config));
+  std::string error;
+  const CurlLibrary* library = CurlLibrary::Process(&error);
+  return MakeKubernetesSourceWith(std::move(config), library != nullptr ? &library->api() : nullptr,
+                                  std::move(error));
 }
 
 }  // namespace rail::fleet

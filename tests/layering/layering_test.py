@@ -276,6 +276,12 @@ def cuda_loader_references(path, undefined=False):
                    if CUDA_LOADER_SYMBOLS.search(line)})
 
 
+def needed_libraries(path):
+    """The NEEDED entries of an ELF file's dynamic section (`readelf -d`)."""
+    listing = subprocess.run(["readelf", "-d", path], capture_output=True, text=True, check=True)
+    return re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", listing.stdout)
+
+
 def write(path, text):
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "w", encoding="utf-8") as handle:
@@ -351,7 +357,8 @@ class LayeringTest(unittest.TestCase):
 
 
 class CudaLoaderTest(unittest.TestCase):
-    """Built artifacts (--build-dir): the agent never links the CUDA loader; the worker does."""
+    """Built artifacts (--build-dir): the agent never links the CUDA loader (the worker does),
+    nor libcurl."""
     build = None
 
     def setUp(self):
@@ -372,6 +379,13 @@ class CudaLoaderTest(unittest.TestCase):
     def test_the_check_sees_the_loader_in_the_worker(self):
         self.assertNotEqual(
             cuda_loader_references(self.artifact("src", "rail_exporter_probe_worker")), [])
+
+    def test_the_agent_does_not_link_libcurl(self):
+        # The Kubernetes discovery opens libcurl.so.4 at run time (src/fleet/curl_library.h):
+        # linked, it maps 27 libraries (GnuTLS, Kerberos, LDAP, ...) into every agent.
+        needed = needed_libraries(self.artifact("src", "rail_exporter"))
+        self.assertIn("libssl.so.3", needed, "the check reads the NEEDED entries")
+        self.assertEqual([name for name in needed if name.startswith("libcurl")], [])
 
 
 def main():
