@@ -11,6 +11,7 @@
 #include "rail/health/checks.h"
 #include "rail/health/fabric_sampler.h"
 #include "rail/inventory/gid_cache.h"
+#include "rail/inventory/topology_cache.h"
 #include "rail/nic/dcb.h"
 #include "rail/probe/result_store.h"
 #include "rail/probing/service.h"
@@ -185,6 +186,8 @@ void Agent::StartCollectors() {
   sources.inventory.infiniband.device_filter = device_filter_;
   gid_cache_ = std::make_unique<inventory::GidCache>(options_.gid_refresh_interval, *clock_);
   sources.inventory.gid_cache = gid_cache_.get();
+  topology_cache_ = std::make_unique<inventory::PcieTopologyCache>();
+  sources.inventory.topology_cache = topology_cache_.get();
   sources.inventory.rails = config_.rails;
   sources.inventory.discover_unlisted = config_.DiscoverUnlisted();
   static const nic::NetlinkDcbReader kKernelDcb;  // stateless: a socket of its own per read

@@ -1,7 +1,8 @@
 // RDMA devices and ports: identity, state, rate, PMA counters (bytes, packets, errors),
 // saturation of narrow PMA counters (hw_counters/ are the hw_counters collector's), and where a
 // port's byte counters come from: software devices (rxe) have no PMA, their netdev counts.
-#include <map>
+#include <iterator>
+#include <string_view>
 #include <utility>
 
 #include "collectors/families.h"
@@ -74,9 +75,23 @@ constexpr std::pair<const char*, const char*> kNetdevCounterFiles[] = {
     {"rx_packets", "port_rcv_packets"},
 };
 
-Labels With(Labels labels, const char* name, std::string value) {
-  labels.push_back({name, std::move(value)});
-  return labels;
+// `labels` and one more, allocated once at their final size.
+Labels With(const Labels& labels, const char* name, std::string value) {
+  Labels out;
+  out.reserve(labels.size() + 1);
+  out.insert(out.end(), labels.begin(), labels.end());
+  out.push_back({name, std::move(value)});
+  return out;
+}
+
+constexpr std::size_t kNamedCounters = std::size(kCounterMetrics);
+
+// The index of a counters/ file in kCounterMetrics; kNamedCounters for one without a metric.
+std::size_t NamedCounterIndex(std::string_view file) {
+  for (std::size_t i = 0; i < kNamedCounters; ++i) {
+    if (file == kCounterMetrics[i].file) return i;
+  }
+  return kNamedCounters;
 }
 
 // The families of this collector, in exposition order.
@@ -107,10 +122,11 @@ struct InfinibandFamilies {
   FamilyBuilder other =
       Counter("rail_port_pma_events_total",
               "PMA counter without a dedicated metric (ports/<p>/counters/<counter>).");
-  std::map<std::string, FamilyBuilder> counters = [] {
-    std::map<std::string, FamilyBuilder> named;
-    for (const auto& spec : kCounterMetrics)
-      named.emplace(spec.file, Counter(spec.metric, spec.help));
+  // One family per kCounterMetrics entry, by index: looked up for every counter of every port.
+  std::vector<FamilyBuilder> counters = [] {
+    std::vector<FamilyBuilder> named;
+    named.reserve(kNamedCounters);
+    for (const auto& spec : kCounterMetrics) named.push_back(Counter(spec.metric, spec.help));
     return named;
   }();
 
@@ -141,7 +157,7 @@ struct InfinibandFamilies {
       for (const auto& [statistic, file] : kNetdevCounterFiles) {
         if (const auto value = port.netdev_statistics.find(statistic);
             value != port.netdev_statistics.end()) {
-          counters.at(file).Add(id, static_cast<double>(value->second));
+          counters[NamedCounterIndex(file)].Add(id, static_cast<double>(value->second));
         }
       }
     }
@@ -170,16 +186,15 @@ struct InfinibandFamilies {
   // Named counters from the best source: counters/, or counters_ext/ where the classic file is
   // narrow or absent (older drivers such as qib keep 64-bit data there).
   void AddCounters(const Labels& id, const sysfs::InfinibandPort& port) {
-    for (const auto& spec : kCounterMetrics) {
-      const auto* best = sysfs::BestPortCounter(port, spec.file);
+    for (std::size_t i = 0; i < kNamedCounters; ++i) {
+      const char* file = kCounterMetrics[i].file;
+      const auto* best = sysfs::BestPortCounter(port, file);
       if (best == nullptr) continue;
-      counters.at(spec.file).Add(id, static_cast<double>(best->value));
-      if (best->width_bits < 64) {
-        saturated.Add(With(id, "counter", spec.file), best->saturated ? 1 : 0);
-      }
+      counters[i].Add(id, static_cast<double>(best->value));
+      if (best->width_bits < 64) saturated.Add(With(id, "counter", file), best->saturated ? 1 : 0);
     }
     for (const auto& [file, counter] : port.counters) {
-      if (counters.contains(file)) continue;
+      if (NamedCounterIndex(file) != kNamedCounters) continue;
       other.Add(With(id, "counter", file), static_cast<double>(counter.value));
       if (counter.width_bits < 64) {
         saturated.Add(With(id, "counter", file), counter.saturated ? 1 : 0);
@@ -192,7 +207,7 @@ struct InfinibandFamilies {
          {&device_info, &port_info, &state, &phys_state, &active, &rate, &counter_source}) {
       family->MoveTo(out);
     }
-    for (const auto& spec : kCounterMetrics) counters.at(spec.file).MoveTo(out);
+    for (auto& family : counters) family.MoveTo(out);
     other.MoveTo(out);
     saturated.MoveTo(out);
   }

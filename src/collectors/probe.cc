@@ -356,7 +356,7 @@ class ProbeCollector final : public Collector {
     }
     const auto& figures = scrape.sources().health.figures;
     peers.MoveTo(verdicts.checks, out);
-    detail::AddStriping(verdicts.series, *store, figures, out);
+    detail::AddStriping(verdicts.striping, *store, out);
     AddMemoryRatios(verdicts.series, *store, figures, out);
     if (!series.histogram.metric.empty()) out.push_back(std::move(series.histogram));
     AddBusy(*store, out);

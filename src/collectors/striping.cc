@@ -1,12 +1,11 @@
 #include "collectors/striping.h"
 
 #include "collectors/families.h"
-#include "rail/probe/striping.h"
 
 namespace rail::collectors::detail {
 
-void AddStriping(const std::vector<probe::SeriesState>& series, const probe::ResultStore& store,
-                 const probe::FigureLimits& figures, std::vector<prometheus::MetricFamily>& out) {
+void AddStriping(const std::vector<probe::StripingEfficiency>& efficiencies,
+                 const probe::ResultStore& store, std::vector<prometheus::MetricFamily>& out) {
   auto efficiency =
       Gauge("rail_multirail_striping_efficiency",
             "UCX's striped throughput over all rails divided by the rails' capacity driven in "
@@ -17,10 +16,7 @@ void AddStriping(const std::vector<probe::SeriesState>& series, const probe::Res
             "1 while the striping efficiency is not published, and why: above_capacity (above 1 + "
             "figures.striping_efficiency_tolerance: the capacity is measured again), "
             "awaiting_capacity, runs_apart, figures_withheld.");
-  const auto is_current = [&store](const probe::SeriesState& state) {
-    return store.IsCurrent(state);
-  };
-  for (const auto& entry : probe::StripingEfficiencies(series, is_current, figures)) {
+  for (const auto& entry : efficiencies) {
     if (entry.value) {
       efficiency.Add({{"peer", entry.peer}}, *entry.value);
     } else {

@@ -6,12 +6,13 @@
 
 #include <vector>
 
-#include "rail/probe/figures.h"
 #include "rail/probe/result_store.h"
+#include "rail/probe/striping.h"
 
 namespace rail::collectors::detail {
 
-void AddStriping(const std::vector<probe::SeriesState>& series, const probe::ResultStore& store,
-                 const probe::FigureLimits& figures, std::vector<prometheus::MetricFamily>& out);
+// `efficiencies`: the scrape's (SnapshotVerdicts::striping), the ones its check judged.
+void AddStriping(const std::vector<probe::StripingEfficiency>& efficiencies,
+                 const probe::ResultStore& store, std::vector<prometheus::MetricFamily>& out);
 
 }  // namespace rail::collectors::detail

@@ -26,6 +26,9 @@ SnapshotVerdicts EvaluateSnapshot(inventory::Snapshot& snapshot, const Context& 
       return store->IsCurrent(state);
     };
   }
+  verdicts.striping =
+      probe::StripingEfficiencies(verdicts.series, inputs.is_current, context.figures);
+  inputs.striping = &verdicts.striping;
   inputs.topology = &snapshot.Topology();
   inputs.peer_memory = &snapshot.PeerMemory();
   if (snapshot.sources().qos) inputs.qos = &snapshot.Qos();

@@ -92,8 +92,11 @@ void JudgeShares(const HealthInputs& inputs, std::map<std::string, Findings>& by
 // UCX's striping against every rail driven at once (probe/striping.h).
 void JudgeEfficiencies(const HealthInputs& inputs, std::map<std::string, Findings>& by_peer) {
   const double minimum = inputs.thresholds.multirail_min_efficiency;
-  for (const auto& efficiency :
-       probe::StripingEfficiencies(Series(inputs), inputs.is_current, inputs.figures)) {
+  std::vector<probe::StripingEfficiency> computed;
+  if (inputs.striping == nullptr) {
+    computed = probe::StripingEfficiencies(Series(inputs), inputs.is_current, inputs.figures);
+  }
+  for (const auto& efficiency : inputs.striping != nullptr ? *inputs.striping : computed) {
     auto& findings = by_peer[efficiency.peer];
     if (!efficiency.value) {
       findings.held_back.push_back("striping efficiency withheld (" + efficiency.withheld_reason +

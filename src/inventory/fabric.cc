@@ -60,7 +60,16 @@ const std::vector<RailTemperature>& Snapshot::NicTemperatures() {
   std::map<std::string, std::string> rail_by_address;
   for (const auto& rail : Rails()) {
     std::optional<std::string> address;
-    if (!rail.device.empty()) address = sysfs::InfinibandPciAddress(*sources_.sys, rail.device);
+    // With a topology cache the device's PCI function is known without the realpath() that
+    // finding it costs (the pcie collector reads the topology every scrape anyway).
+    const RdmaPciDevice* rdma = sources_.topology_cache != nullptr && !rail.device.empty()
+                                    ? FindRdmaDevice(Topology(), rail.device)
+                                    : nullptr;
+    if (rdma != nullptr) {
+      address = rdma->pci_bus_id;
+    } else if (!rail.device.empty()) {
+      address = sysfs::InfinibandPciAddress(*sources_.sys, rail.device);
+    }
     if (!address && !rail.netdev.empty()) {
       address = sysfs::ResolvedPciAddress(*sources_.sys, "class/net/" + rail.netdev + "/device");
     }

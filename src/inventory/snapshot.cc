@@ -69,7 +69,10 @@ const std::vector<sysfs::NetDevice>& Snapshot::NetDevices() {
 }
 
 const PcieTopology& Snapshot::Topology() {
-  if (!topology_) topology_ = ReadPcieTopology(*sources_.sys, Devices(), errors_);
+  if (topology_) return *topology_;
+  topology_ = sources_.topology_cache != nullptr
+                  ? sources_.topology_cache->Read(*sources_.sys, Devices(), errors_)
+                  : ReadPcieTopology(*sources_.sys, Devices(), errors_);
   return *topology_;
 }
 

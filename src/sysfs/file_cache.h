@@ -29,11 +29,18 @@
 //    A file rewritten in place needs none of this: a read at offset 0 sees the new contents.
 //    kernfs keeps no directory timestamps, so on /sys only the inode number tells; a kernfs
 //    inode number is not reused, so a recreated device directory is always a new identity.
+// A file that open() found missing (mlx5 ports have no counters_ext/, older kernels no
+// carrier_up_count) is remembered as missing in its directory's entry, when that directory holds
+// cached files: a scrape asks for the same missing files every time, and each would cost a path
+// walk to fail again. The same rule as for a kept descriptor applies: the answer stands while the
+// directory is settled and its looks (at most one interval apart) find it unchanged, and for at
+// most one interval in any case, so a file created in it since is read at the latest one interval
+// later (on /sys, where a new file leaves the directory's identity as it was, exactly that).
 // Listed directories are kept open the same way (a listing from offset 0 is the directory as it
 // is now), and IsDirectory()/Exists() of a directory looked at within the interval need no
-// stat(). What is read is unchanged: every file and listing asked for is read every time.
-// Costs: the cached descriptors count against RLIMIT_NOFILE (the cache takes at most half the
-// soft limit, and gives everything back when an open() fails with EMFILE), they show up in
+// stat(). What is read is unchanged: every file that exists and every listing asked for is read
+// every time. Costs: the cached descriptors count against RLIMIT_NOFILE (the cache takes at most
+// half the soft limit, and gives everything back when an open() fails with EMFILE), they show up in
 // process_open_fds, and each read sysfs file pins its seq_file page in the kernel: ~4.5 KiB of
 // unreclaimable slab per cached file, ~16 MiB for the 16-device bench tree. Files that fail to
 // read are never cached, so they cost a full open every time, as before.
@@ -66,6 +73,12 @@ class RootedFilesystem::FileCache {
  public:
   // A directory that cached files were opened in (or a cached directory itself), as its path
   // led to it.
+  // A name open() found missing in a directory, and when.
+  struct Absent {
+    std::string name;
+    std::uint64_t generation = 0;  // the directory's generation then
+    std::int64_t noted_ns = 0;
+  };
   struct Directory {
     std::string path;  // relative to the root
     detail::DirectoryId id;
@@ -73,7 +86,10 @@ class RootedFilesystem::FileCache {
     std::int64_t checked_ns = 0;
     std::uint64_t generation = 0;  // bumped whenever the path leads to something else
     std::size_t files = 0;         // cached files opened in it; it goes with the last one
+    std::vector<Absent> absent;    // at most kMaxAbsentNames
   };
+  // Bounds what a directory remembers as missing: a scrape asks for a handful per directory.
+  static constexpr std::size_t kMaxAbsentNames = 32;
   struct File {
     base::UniqueFd fd;
     detail::FileKind kind = detail::FileKind::kOther;
@@ -154,6 +170,45 @@ class RootedFilesystem::FileCache {
            now - directory.checked_ns < check_interval_ns_;
   }
 
+  // True when open(`path`) found nothing less than an interval ago, and `path`'s directory has
+  // been looked at within the interval and found unchanged since (see the comment above).
+  bool KnownAbsent(std::string_view path) const {
+    const std::int64_t now = detail::CoarseNowNs();
+    std::lock_guard lock(mutex_);
+    const auto it = directories_.find(detail::ParentOf(path));
+    if (it == directories_.end()) return false;
+    const Directory& directory = it->second;
+    if (!directory.settled || now - directory.checked_ns >= check_interval_ns_) return false;
+    const std::string_view name = NameOf(path);
+    for (const Absent& absent : directory.absent) {
+      if (absent.name == name) {
+        return absent.generation == directory.generation &&
+               now - absent.noted_ns < check_interval_ns_;
+      }
+    }
+    return false;
+  }
+
+  // open(`path`) answered ENOENT: remembered when its directory is one of the cache's.
+  void NoteAbsent(std::string_view path) {
+    const std::int64_t now = detail::CoarseNowNs();
+    std::lock_guard lock(mutex_);
+    const auto it = directories_.find(detail::ParentOf(path));
+    if (it == directories_.end() || !it->second.settled) return;
+    Directory& directory = it->second;
+    const std::string_view name = NameOf(path);
+    for (Absent& absent : directory.absent) {
+      if (absent.name == name) {
+        absent.generation = directory.generation;
+        absent.noted_ns = now;
+        return;
+      }
+    }
+    if (directory.absent.size() < kMaxAbsentNames) {
+      directory.absent.push_back({std::string(name), directory.generation, now});
+    }
+  }
+
   // A stat() of `path` made anyway (IsDirectory, Exists) counts as the directory's next look.
   void Observed(std::string_view path, const struct stat* st) {
     const detail::DirectoryLook look = detail::DescribeDirectory(st);
@@ -200,6 +255,11 @@ class RootedFilesystem::FileCache {
 
  private:
   using Files = std::unordered_map<std::string, File, detail::PathHash, std::equal_to<>>;
+
+  static std::string_view NameOf(std::string_view path) {
+    const std::size_t slash = path.rfind('/');
+    return slash == std::string_view::npos ? path : path.substr(slash + 1);
+  }
 
   // Under mutex_. A new directory is looked at now, just after a file in it was opened.
   Directory& AcquireDirectory(std::string_view path) {

@@ -111,6 +111,7 @@ int RootedFilesystem::ReadFile(std::string_view relative_path, std::string* cont
       })) {
     return 0;
   }
+  if (keep && cache_->KnownAbsent(key)) return ENOENT;
 
   char path[PATH_MAX];
   if (!BuildPath(root_, key, path)) return ENAMETOOLONG;
@@ -120,6 +121,7 @@ int RootedFilesystem::ReadFile(std::string_view relative_path, std::string* cont
     cache_->Clear();
     error = OpenReadOnly(path, 0, &fd);
   }
+  if (error == ENOENT && keep) cache_->NoteAbsent(key);
   if (error != 0) return error;
   // Read first, as sysfs would: a failing file (EINVAL of a down link's speed) then costs no
   // more system calls than it did before caching, and it is never cached.
@@ -143,6 +145,7 @@ int RootedFilesystem::ListDirectory(std::string_view relative_path,
   if (!keep || !ReadCached(key, true, [&](const FileCache::File& file) {
         return ReadNames(file.fd.get(), names);
       })) {
+    if (keep && cache_->KnownAbsent(key)) return ENOENT;
     char path[PATH_MAX];
     if (!BuildPath(root_, key, path)) return ENAMETOOLONG;
     base::UniqueFd fd;
@@ -151,6 +154,7 @@ int RootedFilesystem::ListDirectory(std::string_view relative_path,
       cache_->Clear();
       error = OpenReadOnly(path, O_DIRECTORY, &fd);
     }
+    if (error == ENOENT && keep) cache_->NoteAbsent(key);
     if (error != 0) return error;
     error = ReadNames(fd.get(), names);
     if (error != 0) return error;

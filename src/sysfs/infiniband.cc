@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <limits>
 #include <map>
+#include <string_view>
 #include <utility>
 
 #include "sysfs/read_file.h"
@@ -181,7 +182,7 @@ InfinibandDevice ReadDevice(const Filesystem& fs, const std::string& name,
 
 // counters_ext/ of older drivers (qib, hfi1) holds 64-bit data counters that supersede the
 // 32-bit ones in counters/.
-const std::map<std::string, std::string> kExtendedReplacement = {
+constexpr std::pair<std::string_view, std::string_view> kExtendedReplacement[] = {
     {"port_xmit_data", "port_xmit_data_64"},
     {"port_rcv_data", "port_rcv_data_64"},
     {"port_xmit_packets", "port_xmit_packets_64"},
@@ -284,16 +285,16 @@ std::vector<GidEntry> ReadGidTable(const Filesystem& sys, const std::string& dev
   return gids;
 }
 
-const PortCounter* BestPortCounter(const InfinibandPort& port, const std::string& file) {
+const PortCounter* BestPortCounter(const InfinibandPort& port, std::string_view file) {
   const auto classic = port.counters.find(file);
   const bool classic_is_wide = classic != port.counters.end() && classic->second.width_bits >= 64;
-  if (!classic_is_wide) {
-    if (const auto ext_name = kExtendedReplacement.find(file);
-        ext_name != kExtendedReplacement.end()) {
-      if (const auto ext = port.counters_ext.find(ext_name->second);
-          ext != port.counters_ext.end()) {
+  if (!classic_is_wide && !port.counters_ext.empty()) {
+    for (const auto& [name, ext_name] : kExtendedReplacement) {
+      if (name != file) continue;
+      if (const auto ext = port.counters_ext.find(ext_name); ext != port.counters_ext.end()) {
         return &ext->second;
       }
+      break;
     }
   }
   return classic == port.counters.end() ? nullptr : &classic->second;

@@ -119,6 +119,7 @@ class Agent {
   std::unique_ptr<base::SteadyClock> clock_;
   std::unique_ptr<probe::ResultStore> results_;
   std::unique_ptr<inventory::GidCache> gid_cache_;
+  std::unique_ptr<inventory::PcieTopologyCache> topology_cache_;
   std::unique_ptr<health::HealthLog> health_log_;          // the health collector logs changes here
   std::function<bool(const std::string&)> device_filter_;  // compiled once
   std::unique_ptr<probing::ProbingService> probing_;

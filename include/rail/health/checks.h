@@ -18,6 +18,7 @@
 #include "rail/inventory/snapshot.h"
 #include "rail/probe/figures.h"
 #include "rail/probe/result_store.h"
+#include "rail/probe/striping.h"
 #include "rail/probe/worker.h"
 #include "rail/sysfs/infiniband.h"
 #include "rail/sysfs/netclass.h"
@@ -127,6 +128,10 @@ struct HealthInputs {
   // checks (multirail_striping, probe_throughput, transport_fallback) skip stale series; the peer
   // checks use each peer's latest result however old. Empty: every series is current.
   std::function<bool(const probe::SeriesState&)> is_current;
+  // The peers' striping efficiencies over probe_series (probe::StripingEfficiencies), when the
+  // caller has them already (EvaluateSnapshot, for the probe collector too); null: the
+  // multirail_striping check computes them.
+  const std::vector<probe::StripingEfficiency>* striping = nullptr;
 };
 
 // One verdict: rail_check_ok{check,rail,peer} and, while failing,

@@ -10,6 +10,7 @@
 #include "rail/health/checks.h"
 #include "rail/inventory/snapshot.h"
 #include "rail/probe/result_store.h"
+#include "rail/probe/striping.h"
 
 namespace rail::health {
 
@@ -41,6 +42,9 @@ struct Context {
 struct SnapshotVerdicts {
   std::vector<InterfaceAddress> addresses;
   std::vector<probe::SeriesState> series;  // every probe series, current or not
+  // Each peer's striping efficiency over `series`, computed once for the multirail_striping
+  // check and the probe collector's gauges, so the two never disagree.
+  std::vector<probe::StripingEfficiency> striping;
   std::vector<CheckResult> checks;
 };
 

@@ -11,6 +11,7 @@
 #include "rail/inventory/pcie_topology.h"
 #include "rail/inventory/qos.h"
 #include "rail/inventory/rails.h"
+#include "rail/inventory/topology_cache.h"
 #include "rail/nic/ethtool.h"
 #include "rail/nic/fabric_counters.h"
 #include "rail/sysfs/filesystem.h"
@@ -24,13 +25,14 @@ namespace rail::inventory {
 
 // Where a snapshot reads from and what it reads.
 struct Sources {
-  const sysfs::Filesystem* sys = nullptr;   // --path.sysfs
-  const sysfs::Filesystem* proc = nullptr;  // --path.procfs
-  sysfs::InfinibandReadOptions infiniband;  // what of each device is read, and which devices
-  sysfs::NetDeviceReadOptions netdev;       // what of each netdev is read
-  GidCache* gid_cache = nullptr;            // when set, GID tables come through it
-  std::vector<RailConfig> rails;            // rails[] of the configuration
-  bool discover_unlisted = true;            // also publish active ports no rails[] entry names
+  const sysfs::Filesystem* sys = nullptr;       // --path.sysfs
+  const sysfs::Filesystem* proc = nullptr;      // --path.procfs
+  sysfs::InfinibandReadOptions infiniband;      // what of each device is read, and which devices
+  sysfs::NetDeviceReadOptions netdev;           // what of each netdev is read
+  GidCache* gid_cache = nullptr;                // when set, GID tables come through it
+  PcieTopologyCache* topology_cache = nullptr;  // when set, the PCIe topology comes through it
+  std::vector<RailConfig> rails;                // rails[] of the configuration
+  bool discover_unlisted = true;                // also publish active ports no rails[] entry names
   // Whether the rails' NIC statistics and temperatures are read at all (the ethtool collector).
   bool fabric = false;
   // Where `ethtool -S` comes from: recorded dumps (--path.ethtool), else null: this network

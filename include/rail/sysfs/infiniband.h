@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "rail/sysfs/filesystem.h"
@@ -49,11 +50,13 @@ struct InfinibandPort {
   std::optional<std::uint64_t> lid;         // ports/<n>/lid
   std::optional<std::uint64_t> sm_lid;      // ports/<n>/sm_lid
   bool has_extended_counters = false;       // counters/unicast_xmit_packets exists
-  // counters/<file> keyed by file name; missing files and "N/A (no PMA)" are absent.
-  std::map<std::string, PortCounter> counters;
+  // counters/<file> keyed by file name; missing files and "N/A (no PMA)" are absent. Looked up
+  // by string_view (std::less<>): a scrape looks up every named counter of every port, and a
+  // temporary std::string per lookup was most of the infiniband collector's allocations.
+  std::map<std::string, PortCounter, std::less<>> counters;
   // counters_ext/<file> (older drivers such as qib/hfi1 expose 64-bit copies here), in bytes;
   // the collector prefers them over narrow counters/ files.
-  std::map<std::string, PortCounter> counters_ext;
+  std::map<std::string, PortCounter, std::less<>> counters_ext;
   // hw_counters/<file>: every file, whatever the vendor names them.
   std::map<std::string, std::uint64_t> hw_counters;
   // A software device without PMA (rxe): its parent netdev's class/net/<parent>/statistics/
@@ -98,7 +101,7 @@ const char* DataCounterSourceName(DataCounterSource source);
 // The counter `file` (a counters/ name) is best read from: counters/<file>, or its 64-bit
 // counters_ext/ copy where the classic file is narrower or absent (qib, hfi1). nullptr when the
 // port has neither.
-const PortCounter* BestPortCounter(const InfinibandPort& port, const std::string& file);
+const PortCounter* BestPortCounter(const InfinibandPort& port, std::string_view file);
 
 struct InfinibandReadOptions {
   bool counters = true;     // counters/ and counters_ext/ (a software device's: its netdev's)

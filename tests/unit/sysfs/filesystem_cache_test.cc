@@ -67,7 +67,7 @@ class FileCacheTest : public ::testing::Test {
     ASSERT_NE(::mkdtemp(dir_template), nullptr);
     root_ = new fs::path(dir_template);
     for (const char* dir : {"inplace", "deleted", "replaced", "stale", "vanished/dev", "bound",
-                            "limit", "listing", "threads", "errors"}) {
+                            "limit", "listing", "threads", "errors", "absent", "absent_check"}) {
       fs::create_directories(*root_ / dir);
     }
     WriteInPlace(*root_ / "inplace/value", "1\n");
@@ -84,6 +84,8 @@ class FileCacheTest : public ::testing::Test {
     }
     WriteInPlace(*root_ / "listing/a", "");
     WriteInPlace(*root_ / "errors/value", "1\n");
+    WriteInPlace(*root_ / "absent/value", "1\n");
+    WriteInPlace(*root_ / "absent_check/value", "1\n");
     std::this_thread::sleep_for(1200ms);
   }
   static void TearDownTestSuite() {
@@ -235,6 +237,43 @@ TEST_F(FileCacheTest, CachedDirectoryListsEntriesAddedSince) {
   EXPECT_EQ(sys.ReadFile("listing", &contents), EISDIR);
   ASSERT_EQ(sys.ReadFile("listing/b", &contents), 0);
   EXPECT_EQ(sys.ListDirectory("listing/b", &names), ENOTDIR);
+}
+
+// A missing file in a directory of the cache is remembered as missing within the documented
+// window, like a replaced one: its creation is unseen until the directory is looked at again.
+TEST_F(FileCacheTest, MissingFileIsUnseenWithinTheCheckInterval) {
+  RootedFilesystem sys(root_->string(), CheckHourly());
+  std::string contents;
+  ASSERT_EQ(sys.ReadFile("absent/value", &contents), 0);  // the directory is the cache's now
+  std::vector<std::string> names;
+  EXPECT_EQ(sys.ReadFile("absent/missing", &contents), ENOENT);
+  EXPECT_EQ(sys.ListDirectory("absent/missing_dir", &names), ENOENT);
+  WriteInPlace(*root_ / "absent/missing", "created\n");
+  fs::create_directories(*root_ / "absent/missing_dir/x");
+  EXPECT_EQ(sys.ReadFile("absent/missing", &contents), ENOENT);
+  EXPECT_EQ(sys.ListDirectory("absent/missing_dir", &names), ENOENT);
+
+  RootedFilesystem fresh(root_->string());
+  ASSERT_EQ(fresh.ReadFile("absent/missing", &contents), 0);
+  EXPECT_EQ(contents, "created\n");
+  ASSERT_EQ(fresh.ListDirectory("absent/missing_dir", &names), 0);
+  EXPECT_THAT(names, ElementsAre("x"));
+}
+
+// The directory's next look finds it changed (a new ctime): what it remembered as missing is
+// forgotten and the new file read.
+TEST_F(FileCacheTest, MissingFileIsReadAfterTheNextDirectoryCheck) {
+  RootedFilesystem::Options options;
+  options.directory_check_interval = 200ms;
+  RootedFilesystem sys(root_->string(), options);
+  std::string contents;
+  ASSERT_EQ(sys.ReadFile("absent_check/value", &contents), 0);
+  EXPECT_EQ(sys.ReadFile("absent_check/missing", &contents), ENOENT);
+  WriteInPlace(*root_ / "absent_check/missing", "created\n");
+  std::this_thread::sleep_for(250ms);
+  ASSERT_EQ(sys.ReadFile("absent_check/value", &contents), 0);  // looks at the directory
+  ASSERT_EQ(sys.ReadFile("absent_check/missing", &contents), 0);
+  EXPECT_EQ(contents, "created\n");
 }
 
 TEST_F(FileCacheTest, ConcurrentReadersGetTheirOwnAnswers) {
