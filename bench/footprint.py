@@ -76,23 +76,10 @@ def sample(pid):
     return values
 
 
-def children(pid):
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as f:
-                if int(f.read().rsplit(")", 1)[1].split()[1]) == pid:
-                    found.append(int(entry))
-        except (OSError, ValueError, IndexError):
-            continue
-    return found
-
-
 def worker_pid(agent_pid):
     """The agent's probe worker (its child running rail_exporter_probe_worker), or None."""
-    for child in children(agent_pid):
+    import lab  # as in lab_part: only the lab part needs it (and harness's imports)
+    for child in lab.children(agent_pid):
         try:
             with open(f"/proc/{child}/cmdline", "rb") as f:
                 if WORKER_NAME in f.read():

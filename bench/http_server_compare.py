@@ -23,7 +23,6 @@ import json
 import os
 import random
 import resource
-import selectors
 import socket
 import ssl
 import statistics
@@ -33,6 +32,9 @@ import tempfile
 import threading
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "e2e"))
+from held_connections import SLOW_BYTE, IdleConnections, Slowloris  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 SOURCES = os.path.join(HERE, "http_servers")
@@ -40,7 +42,6 @@ BUILD = os.path.join(REPO, "build-bench", "http_servers")
 SERVERS = ["beast", "beast_lazy", "evhttp", "mhd", "civetweb"]
 TLS_CAPABLE = {"beast", "beast_lazy", "evhttp", "mhd"}  # civetweb 1.15 + OpenSSL 3: see civetweb_server.cc
 SCRAPE_TIMEOUT = 20.0  # seconds; a scrape stalled behind held connections takes 10-20 s
-SLOW_BYTE = 1.0  # seconds between a slowloris client's header bytes
 CEILING = 100  # --max-connections for the ceiling check
 CEILING_IDLE = 300  # idle connections opened against it
 
@@ -185,101 +186,6 @@ def scrape(port, context, size):
     finally:
         conn.close()
     return status, time.monotonic() - start
-
-
-class IdleConnections:
-    """`count` TCP connections that send nothing, opened without blocking; one the server closes
-    (or whose connect fails) is counted and opened again, as an attacker would."""
-
-    def __init__(self, port, count):
-        self.port, self.count = port, count
-        self.closed_by_server = 0
-        self.established = 0
-        self._stop = threading.Event()
-        self._selector = selectors.DefaultSelector()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def start(self):
-        for _ in range(self.count):
-            self._open()
-        self._thread.start()
-        return self
-
-    def _open(self):
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.setblocking(False)
-        sock.connect_ex(("127.0.0.1", self.port))
-        self._selector.register(sock, selectors.EVENT_WRITE, "connecting")
-
-    def _run(self):
-        while not self._stop.is_set():
-            for key, _ in self._selector.select(timeout=0.2):
-                self._event(key.fileobj, key.data)
-
-    def _event(self, sock, state):
-        self._selector.unregister(sock)
-        if state == "connecting":
-            if sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR) == 0:
-                self._selector.register(sock, selectors.EVENT_READ, "open")
-                self.established += 1
-                return
-            sock.close()
-            time.sleep(0.01)
-        else:  # readable: the server closed it
-            sock.close()
-            self.established -= 1
-            self.closed_by_server += 1
-        self._open()
-
-    def stop(self):
-        self._stop.set()
-        self._thread.join(timeout=5)
-        for key in list(self._selector.get_map().values()):
-            key.fileobj.close()
-        self._selector.close()
-
-
-class Slowloris:
-    """`count` clients each sending a request header one byte per SLOW_BYTE seconds, never
-    ending it (after the TLS handshake when `context` is given); reconnecting when closed."""
-
-    def __init__(self, port, count, context):
-        self.port, self.context = port, context
-        self.closed_by_server = 0
-        self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._threads = [threading.Thread(target=self._client, daemon=True)
-                         for _ in range(count)]
-
-    def start(self):
-        for thread in self._threads:
-            thread.start()
-        return self
-
-    def _client(self):
-        while not self._stop.is_set():
-            try:
-                sock = socket.create_connection(("127.0.0.1", self.port), timeout=SCRAPE_TIMEOUT)
-                if self.context:
-                    sock = self.context.wrap_socket(sock, server_hostname="127.0.0.1")
-                sock.sendall(b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
-            except OSError:
-                self._stop.wait(SLOW_BYTE)
-                continue
-            with sock:
-                while not self._stop.wait(SLOW_BYTE):
-                    try:
-                        sock.sendall(b"a")
-                    except OSError:
-                        break
-            if not self._stop.is_set():
-                with self._lock:
-                    self.closed_by_server += 1
-
-    def stop(self):
-        self._stop.set()
-        for thread in self._threads:
-            thread.join(timeout=SCRAPE_TIMEOUT + 5)
 
 
 def requests_per_second(port, context, size, threads, seconds):

@@ -19,14 +19,11 @@ table."""
 import base64
 import os
 import resource
-import selectors
 import shutil
-import socket
 import ssl
 import statistics
 import sys
 import tempfile
-import threading
 import time
 import unittest
 import urllib.request
@@ -35,6 +32,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
+from held_connections import SLOW_BYTE, IdleConnections, Slowloris  # noqa: E402
 from node_exporter_compare_test import NODE_FLAGS  # noqa: E402
 from web_config_test import Pki, bcrypt  # noqa: E402
 
@@ -48,7 +46,6 @@ SCRAPE_TIMEOUT = 20.0  # per scrape; a stall behind held connections is 10-20 s
 STALL = 1.0  # a scrape slower than this waited behind the held connections
 THREAD_CEILING = 32  # the agent's threads while it holds the connections
 SETTLE_TIMEOUT = 20.0  # for the idle connections to be established
-SLOW_BYTE = 1.0  # seconds between a slowloris client's header bytes
 # Held connections must not cost more: a TLS engine made at accept for each idle connection (two
 # 17 KiB record buffers and OpenSSL's state) took it from 19 to 80 MiB.
 RSS_BOUND_MIB = 48
@@ -72,119 +69,6 @@ def proc_status(pid):
             elif line.startswith("Threads:"):
                 threads = int(line.split()[1])
     return rss, threads
-
-
-class IdleConnections:
-    """IDLE TCP connections that send nothing, opened without blocking; one the server closes
-    (or a connect that fails) is counted and opened again."""
-
-    def __init__(self, port):
-        self.port = port
-        self.closed_by_server = 0
-        self.established = 0
-        self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._selector = selectors.DefaultSelector()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def start(self):
-        for _ in range(IDLE):
-            self._open()
-        self._thread.start()
-
-    def _open(self):
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.setblocking(False)
-        sock.connect_ex(("127.0.0.1", self.port))
-        self._selector.register(sock, selectors.EVENT_WRITE, "connecting")
-
-    def _run(self):
-        while not self._stop.is_set():
-            for key, _ in self._selector.select(timeout=0.2):
-                self._event(key.fileobj, key.data)
-
-    def _event(self, sock, state):
-        if state == "connecting":
-            if sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR) == 0:
-                self._selector.modify(sock, selectors.EVENT_READ, "open")
-                with self._lock:
-                    self.established += 1
-                return
-            self._selector.unregister(sock)
-            sock.close()
-            time.sleep(0.01)
-            self._open()
-            return
-        try:  # readable: the server closed it (or answered, which also ends it)
-            sock.recv(4096)
-        except OSError:
-            pass
-        self._selector.unregister(sock)
-        sock.close()
-        with self._lock:
-            self.established -= 1
-            self.closed_by_server += 1
-        self._open()
-
-    def held(self):
-        with self._lock:
-            return self.established
-
-    def stop(self):
-        self._stop.set()
-        self._thread.join(timeout=5)
-        for key in list(self._selector.get_map().values()):
-            key.fileobj.close()
-        self._selector.close()
-
-
-class Slowloris:
-    """SLOW clients, each sending a request header one byte per SLOW_BYTE seconds and never
-    ending it (over TLS when `context` is given); reconnecting when the server closes it."""
-
-    def __init__(self, port, context):
-        self.port, self.context = port, context
-        self.closed_by_server = 0
-        self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._threads = [threading.Thread(target=self._client, daemon=True) for _ in range(SLOW)]
-
-    def start(self):
-        for thread in self._threads:
-            thread.start()
-
-    def _connect(self):
-        sock = socket.create_connection(("127.0.0.1", self.port), timeout=SCRAPE_TIMEOUT)
-        if self.context:
-            sock = self.context.wrap_socket(sock, server_hostname="127.0.0.1")
-        sock.sendall(b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
-        return sock
-
-    def _client(self):
-        while not self._stop.is_set():
-            try:
-                sock = self._connect()
-            except OSError:
-                self._stop.wait(SLOW_BYTE)
-                continue
-            with sock:
-                while not self._stop.wait(SLOW_BYTE):
-                    try:
-                        sock.sendall(b"a")
-                    except OSError:
-                        break
-            if not self._stop.is_set():
-                with self._lock:
-                    self.closed_by_server += 1
-
-    def closed(self):
-        with self._lock:
-            return self.closed_by_server
-
-    def stop(self):
-        self._stop.set()
-        for thread in self._threads:
-            thread.join(timeout=SCRAPE_TIMEOUT + 5)
 
 
 class ConnectionLoadTest(unittest.TestCase):
@@ -234,8 +118,8 @@ class ConnectionLoadTest(unittest.TestCase):
         """Holds the connections, scrapes SCRAPES times; records and returns the figures."""
         url = "%s://127.0.0.1:%d/metrics" % (scheme, port)
         rss_before, _ = proc_status(process.proc.pid)
-        idle = IdleConnections(port)
-        slow = Slowloris(port, context)
+        idle = IdleConnections(port, IDLE)
+        slow = Slowloris(port, SLOW, context)
         idle.start()
         slow.start()
         try:
