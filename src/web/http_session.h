@@ -63,9 +63,12 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
     first_byte_deadline_.async_wait(
         [weak = this->weak_from_this()](const beast::error_code& error) {
           const auto self = weak.lock();
-          if (error || !self) return;  // cancelled: the first byte came, or the session ended
+          // Cancelled, the session ended, or the first byte came just as the timer fired (its
+          // wait already completed; the socket is the stream's now).
+          if (error || !self || self->stream_) return;
           self->first_byte_timed_out_ = true;
-          self->socket_.cancel();
+          beast::error_code ignored;
+          self->socket_.cancel(ignored);
         });
     socket_.async_wait(tcp::socket::wait_read,
                        [self = this->shared_from_this()](const beast::error_code& error) {
@@ -76,7 +79,8 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
   void StopIdle() override {
     if (!stream_) {
       first_byte_deadline_.cancel();
-      socket_.cancel();
+      beast::error_code ignored;
+      socket_.cancel(ignored);
       return;
     }
     if (busy_) return;  // the response goes out with "Connection: close", then it closes
