@@ -46,8 +46,10 @@ void FillResponse(HttpResponse answer, bool head, http::response<http::string_bo
 
 namespace {
 
-void NameThisThread(const char* name) {
-  pthread_setname_np(pthread_self(), name);
+// Named by the thread that starts it, so that the name is there before the constructor returns
+// (ps, top -H and /proc/<pid>/task/<tid>/comm show it).
+void Name(std::thread& thread, const char* name) {
+  pthread_setname_np(thread.native_handle(), name);
 }
 
 // Runs a loop until it is stopped or runs out of work; a handler that throws is logged and the
@@ -94,15 +96,10 @@ HttpListener::Impl::Impl(const ListenerOptions& options, Handler handler, Listen
   if (options.endpoints.empty()) throw WebError("no listen address given");
   for (const Endpoint& endpoint : options.endpoints) Bind(endpoint);
   for (const auto& acceptor : acceptors_) Accept(*acceptor);
-  event_loop_ = std::thread([this] {
-    NameThisThread("web-loop");
-    RunLoop(io_, "event loop");
-  });
+  event_loop_ = std::thread([this] { RunLoop(io_, "event loop"); });
+  Name(event_loop_, "web-loop");
   for (int i = 0; i < kHandlerThreads; ++i) {
-    handler_threads_.emplace_back([this] {
-      NameThisThread("web-handler");
-      RunLoop(handlers_, "handler");
-    });
+    Name(handler_threads_.emplace_back([this] { RunLoop(handlers_, "handler"); }), "web-handler");
   }
 }
 
