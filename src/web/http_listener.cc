@@ -83,7 +83,6 @@ HttpListener::Impl::Impl(const ListenerOptions& options, Handler handler, Listen
     : options_(options),
       handler_(std::move(handler)),
       metrics_(metrics),
-      max_connections_(options.max_connections),
       handlers_work_(handlers_.get_executor()),
       io_work_(io_.get_executor()),
       drop_log_(std::chrono::seconds(10)) {
@@ -129,7 +128,7 @@ void HttpListener::Impl::Bind(const Endpoint& endpoint) {
 
 void HttpListener::Impl::Accept(tcp::acceptor& acceptor) {
   if (stopping_) return;
-  if (static_cast<int>(sessions_.size()) >= max_connections_) {
+  if (static_cast<int>(sessions_.size()) >= options_.max_connections) {
     paused_.push_back(&acceptor);  // Unregister resumes it
     return;
   }

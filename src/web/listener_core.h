@@ -61,7 +61,6 @@ class HttpListener::Impl {
   const ListenerOptions options_;
   const Handler handler_;
   const ListenerMetrics metrics_;
-  int max_connections_ = 0;
   std::optional<asio::ssl::context> tls_;
   std::set<SessionBase*> sessions_;
   std::vector<tcp::acceptor*> paused_;  // not accepting while the ceiling is reached

@@ -5,11 +5,8 @@
 
 #include <cerrno>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <memory>
-#include <mutex>
-#include <vector>
 
 namespace rail::web::detail {
 namespace {

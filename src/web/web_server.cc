@@ -34,7 +34,6 @@ ListenAddress ParseListenAddress(const std::string& listen_address) {
 namespace {
 
 std::vector<detail::Endpoint> Endpoints(const std::vector<std::string>& listen_addresses) {
-  if (listen_addresses.empty()) throw WebError("no listen address given");
   std::vector<detail::Endpoint> endpoints;
   for (const auto& address : listen_addresses) {
     const ListenAddress parsed = ParseListenAddress(address);
