@@ -45,6 +45,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(REPO, "tests", "e2e"))
 
+import proc_status  # noqa: E402
 from scrape_common import (NODE_EXPORTER, SAME_COLLECTORS, BenchError, Exporter,  # noqa: E402
                            free_ports, loadavg, scrape)
 
@@ -56,12 +57,10 @@ WORKER_NAME = b"rail_exporter_probe_worker"
 
 def sample(pid):
     """Threads and the memory fields (KiB) of /proc/<pid>/status, Pss (KiB) of smaps_rollup."""
-    values = {}
-    with open(f"/proc/{pid}/status", encoding="ascii") as f:
-        for line in f:
-            key, _, rest = line.partition(":")
-            if key in STATUS_FIELDS:
-                values[key] = int(rest.split()[0])
+    try:
+        values = proc_status.status(pid, STATUS_FIELDS)
+    except LookupError as error:
+        raise BenchError(str(error))
     try:
         with open(f"/proc/{pid}/smaps_rollup", encoding="ascii") as f:
             for line in f:
@@ -70,9 +69,6 @@ def sample(pid):
                     values["Pss"] = int(rest.split()[0])
     except OSError:
         pass
-    missing = set(STATUS_FIELDS) - values.keys()
-    if missing:
-        raise BenchError(f"/proc/{pid}/status has no {', '.join(sorted(missing))}")
     return values
 
 

@@ -34,6 +34,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "e2e"))
 from held_connections import SLOW_BYTE, IdleConnections, Slowloris  # noqa: E402
+import proc_status  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
@@ -100,14 +101,9 @@ def free_port():
 
 def proc_figures(pid):
     """(threads, VmRSS MiB, open sockets) of a running process."""
-    threads, rss = 0, 0.0
     try:
-        with open("/proc/%d/status" % pid) as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    rss = int(line.split()[1]) / 1024.0
-                elif line.startswith("Threads:"):
-                    threads = int(line.split()[1])
+        values = proc_status.status(pid, ("Threads", "VmRSS"))
+        threads, rss = values["Threads"], values["VmRSS"] / 1024.0
         sockets = 0
         for fd in os.listdir("/proc/%d/fd" % pid):
             try:

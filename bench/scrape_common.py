@@ -26,9 +26,13 @@ import signal
 import socket
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 import urllib.request
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "e2e"))
+from proc_status import status as status_fields  # noqa: E402
 
 NODE_EXPORTER = "/usr/bin/prometheus-node-exporter"
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -80,17 +84,10 @@ def cpu_ticks(pid):
 
 def proc_status(pid):
     """The numeric fields of /proc/<pid>/status we use: Threads, VmRSS and VmHWM (KiB)."""
-    wanted = {"Threads", "VmRSS", "VmHWM"}
-    values = {}
-    with open(f"/proc/{pid}/status", encoding="ascii") as f:
-        for line in f:
-            key, _, rest = line.partition(":")
-            if key in wanted:
-                values[key] = int(rest.split()[0])
-    missing = wanted - values.keys()
-    if missing:
-        raise BenchError(f"/proc/{pid}/status has no {', '.join(sorted(missing))}")
-    return values
+    try:
+        return status_fields(pid, ("Threads", "VmRSS", "VmHWM"))
+    except LookupError as error:
+        raise BenchError(str(error))
 
 
 def loadavg():

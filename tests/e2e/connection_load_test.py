@@ -32,6 +32,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
+import proc_status  # noqa: E402
 from held_connections import SLOW_BYTE, IdleConnections, Slowloris  # noqa: E402
 from node_exporter_compare_test import NODE_FLAGS  # noqa: E402
 from web_config_test import Pki, bcrypt  # noqa: E402
@@ -59,16 +60,10 @@ def raise_open_files():
         resource.setrlimit(resource.RLIMIT_NOFILE, (min(wanted, hard), hard))
 
 
-def proc_status(pid):
+def rss_and_threads(pid):
     """(VmRSS in MiB, thread count) of a running process."""
-    rss, threads = 0.0, 0
-    with open("/proc/%d/status" % pid) as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                rss = int(line.split()[1]) / 1024.0
-            elif line.startswith("Threads:"):
-                threads = int(line.split()[1])
-    return rss, threads
+    values = proc_status.status(pid, ("VmRSS", "Threads"))
+    return values["VmRSS"] / 1024.0, values["Threads"]
 
 
 class ConnectionLoadTest(unittest.TestCase):
@@ -117,7 +112,7 @@ class ConnectionLoadTest(unittest.TestCase):
     def run_load(self, name, web, process, port, scheme, context, families):
         """Holds the connections, scrapes SCRAPES times; records and returns the figures."""
         url = "%s://127.0.0.1:%d/metrics" % (scheme, port)
-        rss_before, _ = proc_status(process.proc.pid)
+        rss_before, _ = rss_and_threads(process.proc.pid)
         idle = IdleConnections(port, IDLE)
         slow = Slowloris(port, SLOW, context)
         idle.start()
@@ -132,7 +127,7 @@ class ConnectionLoadTest(unittest.TestCase):
             for _ in range(SCRAPES):
                 results.append(self.scrape_once(url, context))
                 time.sleep(SCRAPE_PAUSE)
-            rss_held, threads_held = proc_status(process.proc.pid)
+            rss_held, threads_held = rss_and_threads(process.proc.pid)
         finally:
             idle.stop()
             slow.stop()

@@ -12,6 +12,7 @@ import os
 import subprocess
 
 import harness
+import proc_status
 import lab
 from lab import find, all_ones
 
@@ -48,11 +49,7 @@ SUMMARY_HEADER = [
 
 
 def rss_kib(pid):
-    with open("/proc/%d/status" % pid) as status:
-        for line in status:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    raise AssertionError("no VmRSS for pid %d" % pid)
+    return proc_status.status(pid, ("VmRSS",))["VmRSS"]
 
 
 def open_fds(pid):
