@@ -111,9 +111,16 @@ struct InfinibandFamilies {
   FamilyBuilder active = Gauge("rail_port_active", "1 when the port is ACTIVE and LinkUp, else 0.");
   FamilyBuilder rate = Gauge("rail_port_rate_bytes_per_second",
                              "Port signalling rate (ports/<p>/rate) in bytes per second.");
+  // Only pegged counters get a series: a port has up to 20 narrow counters, almost never pegged,
+  // and a zero series for each of them was a tenth of the collector's exposition on a large
+  // host. The per-port count is always there, so "none pegged" is a reading, not an absence.
   FamilyBuilder saturated =
       Gauge("rail_port_pma_saturated",
-            "1 when a PMA counter pegged at its maximum (it stops instead of wrapping), else 0.");
+            "A PMA counter pegged at its maximum (it stops instead of wrapping); value 1. "
+            "Published only for pegged counters: rail_port_pma_saturated_counters counts them.");
+  FamilyBuilder saturated_count =
+      Gauge("rail_port_pma_saturated_counters",
+            "Number of the port's 4/8/16/32-bit PMA counters that pegged at their maximum.");
   FamilyBuilder counter_source = Gauge(
       "rail_port_bytes_source_info",
       "Where the port's byte and packet counters come from (source): counters (the PMA), "
@@ -186,20 +193,25 @@ struct InfinibandFamilies {
   // Named counters from the best source: counters/, or counters_ext/ where the classic file is
   // narrow or absent (older drivers such as qib keep 64-bit data there).
   void AddCounters(const Labels& id, const sysfs::InfinibandPort& port) {
+    int pegged = 0;
+    auto check_saturation = [&](const char* file, const sysfs::PortCounter& counter) {
+      if (counter.width_bits >= 64 || !counter.saturated) return;
+      ++pegged;
+      saturated.Add(With(id, "counter", file), 1);
+    };
     for (std::size_t i = 0; i < kNamedCounters; ++i) {
       const char* file = kCounterMetrics[i].file;
       const auto* best = sysfs::BestPortCounter(port, file);
       if (best == nullptr) continue;
       counters[i].Add(id, static_cast<double>(best->value));
-      if (best->width_bits < 64) saturated.Add(With(id, "counter", file), best->saturated ? 1 : 0);
+      check_saturation(file, *best);
     }
     for (const auto& [file, counter] : port.counters) {
       if (NamedCounterIndex(file) != kNamedCounters) continue;
       other.Add(With(id, "counter", file), static_cast<double>(counter.value));
-      if (counter.width_bits < 64) {
-        saturated.Add(With(id, "counter", file), counter.saturated ? 1 : 0);
-      }
+      check_saturation(file.c_str(), counter);
     }
+    if (!port.counters.empty() || !port.counters_ext.empty()) saturated_count.Add(id, pegged);
   }
 
   void MoveTo(std::vector<prometheus::MetricFamily>& out) {
@@ -210,6 +222,7 @@ struct InfinibandFamilies {
     for (auto& family : counters) family.MoveTo(out);
     other.MoveTo(out);
     saturated.MoveTo(out);
+    saturated_count.MoveTo(out);
   }
 };
 
