@@ -3,8 +3,10 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstdlib>
 #include <memory>
@@ -184,6 +186,24 @@ bool RootedFilesystem::Exists(std::string_view relative_path) const {
 
 int Filesystem::ResolvePath(std::string_view, std::string*) const {
   return ENOSYS;
+}
+
+int Filesystem::LinkTargetName(std::string_view, std::string*) const {
+  return ENOSYS;
+}
+
+int RootedFilesystem::LinkTargetName(std::string_view relative_path, std::string* name) const {
+  std::array<char, PATH_MAX> target{};
+  const ssize_t length =
+      ::readlink(Resolve(StripSlashes(relative_path)).c_str(), target.data(), target.size());
+  if (length < 0) return errno;
+  if (static_cast<std::size_t>(length) == target.size()) return ENAMETOOLONG;
+  std::string_view text(target.data(), static_cast<std::size_t>(length));
+  while (text.size() > 1 && text.back() == '/') text.remove_suffix(1);
+  const std::string_view last = text.substr(text.rfind('/') + 1);
+  if (last.empty() || last == "." || last == "..") return EINVAL;
+  name->assign(last);
+  return 0;
 }
 
 int RootedFilesystem::ResolvePath(std::string_view relative_path, std::string* resolved) const {

@@ -35,6 +35,12 @@ class Filesystem {
   // or an errno value; EXDEV when it resolves outside the root. Filesystems without links (test
   // fakes) keep the default: ENOSYS.
   virtual int ResolvePath(std::string_view relative_path, std::string* resolved) const;
+
+  // The last component of what the symlink at `relative_path` points to, from readlink(2) of
+  // that link alone ("class/net/eth0/device/driver" -> "mlx5_core"). Returns 0 or an errno
+  // value; EINVAL when the path is not a link or its target ends in "." or "..". Filesystems
+  // without links keep the default: ENOSYS.
+  virtual int LinkTargetName(std::string_view relative_path, std::string* name) const;
 };
 
 // Reads the real filesystem below `root` ("/sys", "/proc" or a fixture directory).
@@ -67,6 +73,7 @@ class RootedFilesystem final : public Filesystem {
   bool IsDirectory(std::string_view relative_path) const override;
   bool Exists(std::string_view relative_path) const override;
   int ResolvePath(std::string_view relative_path, std::string* resolved) const override;
+  int LinkTargetName(std::string_view relative_path, std::string* name) const override;
 
   const std::string& root() const { return root_; }
   // Descriptors currently held open by the cache (for tests and self-metrics).

@@ -164,6 +164,30 @@ TEST(RootedFilesystem, ResolvePathFollowsRelativeLinks) {
   EXPECT_EQ(fs.ResolvePath("bus/pci/devices/0000:ff:00.0", &resolved), ENOENT);
 }
 
+TEST(RootedFilesystem, LinkTargetNameIsTheLastComponentOfTheLinksOwnTarget) {
+  RootedFilesystem fs(std::string(RAIL_FIXTURES) + "/hgx-8gpu/sys/");
+  std::string name;
+  ASSERT_EQ(fs.LinkTargetName("class/infiniband/mlx5_0/device", &name), 0);
+  std::string resolved;
+  ASSERT_EQ(fs.ResolvePath("class/infiniband/mlx5_0/device", &resolved), 0);
+  EXPECT_EQ(name, resolved.substr(resolved.rfind('/') + 1)) << "the same name realpath gives";
+  EXPECT_EQ(fs.LinkTargetName("class/infiniband/mlx5_0/ports", &name), EINVAL) << "not a link";
+  EXPECT_EQ(fs.LinkTargetName("class/infiniband/mlx5_99/device", &name), ENOENT);
+
+  char dir_template[] = "/tmp/rail-linkname-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir_template), nullptr);
+  const std::string root = dir_template;
+  ASSERT_EQ(::symlink("../../bus/pci/drivers/mlx5_core/", (root + "/driver").c_str()), 0);
+  ASSERT_EQ(::symlink("..", (root + "/up").c_str()), 0);
+  RootedFilesystem scratch(root);
+  ASSERT_EQ(scratch.LinkTargetName("driver", &name), 0) << "a dangling link still names it";
+  EXPECT_EQ(name, "mlx5_core");
+  EXPECT_EQ(scratch.LinkTargetName("up", &name), EINVAL);
+  ::unlink((root + "/driver").c_str());
+  ::unlink((root + "/up").c_str());
+  ::rmdir(root.c_str());
+}
+
 TEST(RootedFilesystem, ResolvePathRefusesLinksOutOfTheRoot) {
   char dir_template[] = "/tmp/rail-resolve-XXXXXX";
   ASSERT_NE(::mkdtemp(dir_template), nullptr);
