@@ -80,6 +80,14 @@ void AddAgentFlags(CLI::App& app, CommandLine& cl) {
   app.add_flag("--version", cl.show_version, "Print the version and exit");
   app.add_option("--collector.gid.refresh-interval", cl.gid_refresh,
                  "Re-read GID tables at most this often (e.g. 30s; 0s: every scrape)");
+  app.add_option("--collector.gid.entries", cl.options.gid_entries,
+                 "GID entries rail_gid_info publishes: roce-v2-ipv4 (RoCE v2 entries with an "
+                 "IPv4 address, and InfiniBand ports' entries) or all")
+      ->transform(CLI::CheckedTransformer(
+          std::map<std::string, rail::collectors::GidEntryScope>{
+              {"roce-v2-ipv4", rail::collectors::GidEntryScope::kRoceV2Ipv4},
+              {"all", rail::collectors::GidEntryScope::kAll}},
+          CLI::ignore_case));
   app.add_flag("--peer.insecure", cl.options.peer_insecure,
                "Accept and probe peers without a shared secret (lab use only)");
   app.add_option("--probe.worker-path", cl.options.probe_worker_path,

@@ -444,7 +444,9 @@ def host_overview():
         [], sort_by="Device")
     gids = table(
         "GID tables",
-        "Every non-empty GID (rail_gid_info) of the rails' ports: RoCE v2 GIDs must carry the "
+        "The GIDs the agent publishes (rail_gid_info: RoCE v2 entries with an IPv4 address by "
+        "default, every entry with --collector.gid.entries=all) of the rails' ports: RoCE v2 "
+        "GIDs must carry the "
         "rail netdev's IPv4 address and must not point at a bond.",
         targets("max by (instance, device, port, index, type, gid, netdev, ipv4) "
                 "(rail_gid_info{%s} * on (instance, job, device, port) group_left () %s)"

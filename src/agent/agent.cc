@@ -186,6 +186,7 @@ void Agent::StartCollectors() {
   sources.inventory.infiniband.device_filter = device_filter_;
   gid_cache_ = std::make_unique<inventory::GidCache>(options_.gid_refresh_interval, *clock_);
   sources.inventory.gid_cache = gid_cache_.get();
+  sources.gid_entries = options_.gid_entries;
   topology_cache_ = std::make_unique<inventory::PcieTopologyCache>();
   sources.inventory.topology_cache = topology_cache_.get();
   sources.inventory.rails = config_.rails;

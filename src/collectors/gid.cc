@@ -1,10 +1,16 @@
 // GID tables: which GIDs exist, their RoCE type, netdev and IPv4 address. Empty (all-zero)
-// slots are not published.
+// slots are not published, and by default only the entries GidEntryScope names.
 #include "collectors/families.h"
 #include "collectors/registry.h"
 
 namespace rail::collectors {
 namespace {
+
+bool Published(GidEntryScope scope, const sysfs::InfinibandPort& port,
+               const sysfs::GidEntry& entry) {
+  if (scope == GidEntryScope::kAll || !port.IsEthernet()) return true;
+  return entry.type == sysfs::GidType::kRoceV2 && entry.gid.Ipv4().has_value();
+}
 
 class GidCollector final : public Collector {
  public:
@@ -17,13 +23,17 @@ class GidCollector final : public Collector {
   void Collect(Scrape& snapshot, std::vector<prometheus::MetricFamily>& out) override {
     auto info = detail::Gauge(
         "rail_gid_info",
-        "Non-empty GID table entry (ports/<p>/gids/<index>, gid_attrs/types, gid_attrs/ndevs); "
-        "value 1.");
-    auto count = detail::Gauge("rail_gid_entries", "Number of non-empty GID table entries.");
+        "GID table entry (ports/<p>/gids/<index>, gid_attrs/types, gid_attrs/ndevs); by default "
+        "only RoCE v2 entries with an IPv4 address and InfiniBand ports' entries "
+        "(--collector.gid.entries); value 1.");
+    auto count = detail::Gauge("rail_gid_entries",
+                               "Number of non-empty GID table entries, published or not.");
+    const GidEntryScope scope = snapshot.sources().gid_entries;
     for (const auto& device : snapshot.Devices()) {
       for (const auto& port : device.ports) {
         const std::string port_label = std::to_string(port.number);
         for (const auto& entry : port.gids) {
+          if (!Published(scope, port, entry)) continue;
           info.Add({{"device", device.name},
                     {"port", port_label},
                     {"index", std::to_string(entry.index)},

@@ -68,7 +68,8 @@ class CliTest(unittest.TestCase):
                             (["--log.level=loud"], ["--log.level"]),
                             (["--log.format=xml"], ["--log.format"]),
                             (["--web.telemetry-path=metrics"], ["metrics"]),
-                            (["--collector.infiniband.device-include=("], ["device-include"])]:
+                            (["--collector.infiniband.device-include=("], ["device-include"]),
+                            (["--collector.gid.entries=some"], ["--collector.gid.entries"])]:
             with self.subTest(args=args):
                 self.assert_one_line_failure(args, *names)
 
@@ -170,6 +171,22 @@ class CliTest(unittest.TestCase):
         without = harness.parse_samples(self.start("--no-collector.gid").scrape())
         self.assertNotIn("rail_gid_info", without)
         self.assertIn("rail_port_transmit_bytes_total", without)
+
+    def test_gid_entries(self):
+        # By default rail_gid_info holds the RoCE v2 entries with an IPv4 address (this Ethernet
+        # tree's link-local and RoCE v1 entries are counted, not published); "all" adds the rest.
+        default = harness.parse_samples(self.start().scrape())
+        every = harness.parse_samples(self.start("--collector.gid.entries=all").scrape())
+        published, complete = default["rail_gid_info"], every["rail_gid_info"]
+        for labels in published:
+            entry = dict(labels)
+            self.assertEqual(entry["type"], "RoCE v2", entry)
+            self.assertNotEqual(entry["ipv4"], "", entry)
+        self.assertLess(set(published), set(complete))
+        self.assertEqual({k for k in complete if dict(k)["type"] == "RoCE v2" and dict(k)["ipv4"]},
+                         set(published))
+        for counts in (default["rail_gid_entries"], every["rail_gid_entries"]):
+            self.assertEqual(sum(counts.values()), len(complete), "every entry is counted")
 
     def test_disable_defaults(self):
         # As in node_exporter: every collector off, then only those named on.

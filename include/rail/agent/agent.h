@@ -53,6 +53,8 @@ struct AgentOptions {
   bool peer_insecure = false;           // --peer.insecure: accept and probe peers without secret
   // --collector.gid.refresh-interval: GID tables are re-read at most this often (0: every scrape).
   std::chrono::milliseconds gid_refresh_interval{30000};
+  // --collector.gid.entries: which GID entries rail_gid_info publishes.
+  collectors::GidEntryScope gid_entries = collectors::GidEntryScope::kRoceV2Ipv4;
   // The probe worker (rail/probe/worker.h): --probe.worker-path, empty: beside this executable;
   // it logs as the agent does.
   std::string probe_worker_path;

@@ -29,6 +29,16 @@ struct ConfigReloadState {
   std::chrono::system_clock::time_point last_success;  // wall time
 };
 
+// Which GID table entries rail_gid_info publishes (--collector.gid.entries). Every non-empty
+// entry is still read and counted (rail_gid_entries) and checked; this bounds the series only.
+enum class GidEntryScope {
+  // RoCE v2 entries that carry an IPv4 address (the ones RoCE transports select by default) and
+  // every entry of an InfiniBand port: a table grows by two entries per address of the netdev
+  // (IPv6 ones included), and each was a series with a 39-character label.
+  kRoceV2Ipv4,
+  kAll,  // every non-empty entry
+};
+
 // Everything scrapes read from. What of sysfs is read follows from the enabled collectors'
 // Reads (SelectReads).
 struct Sources {
@@ -45,6 +55,7 @@ struct Sources {
   std::optional<bool> peer_secret_loaded;
   // The agent's reloads (rail_exporter_config_last_reload_*); empty function: not exported.
   std::function<ConfigReloadState()> config_reload;
+  GidEntryScope gid_entries = GidEntryScope::kRoceV2Ipv4;
 };
 
 // One scrape: the inventory as read once, and the health verdicts, evaluated once on first use.
