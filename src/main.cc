@@ -29,6 +29,7 @@ struct CommandLine {
   std::string log_format = "logfmt";
   std::string config_file;
   std::string gid_refresh = "30s";
+  std::string gid_entries = "roce-v2-ipv4";
   bool show_version = false;
   bool disable_defaults = false;
   std::map<std::string, bool> enabled;  // by collector
@@ -80,14 +81,11 @@ void AddAgentFlags(CLI::App& app, CommandLine& cl) {
   app.add_flag("--version", cl.show_version, "Print the version and exit");
   app.add_option("--collector.gid.refresh-interval", cl.gid_refresh,
                  "Re-read GID tables at most this often (e.g. 30s; 0s: every scrape)");
-  app.add_option("--collector.gid.entries", cl.options.gid_entries,
+  app.add_option("--collector.gid.entries", cl.gid_entries,
                  "GID entries rail_gid_info publishes: roce-v2-ipv4 (RoCE v2 entries with an "
                  "IPv4 address, and InfiniBand ports' entries) or all")
-      ->transform(CLI::CheckedTransformer(
-          std::map<std::string, rail::collectors::GidEntryScope>{
-              {"roce-v2-ipv4", rail::collectors::GidEntryScope::kRoceV2Ipv4},
-              {"all", rail::collectors::GidEntryScope::kAll}},
-          CLI::ignore_case));
+      ->check(CLI::IsMember({"roce-v2-ipv4", "all"}))
+      ->capture_default_str();
   app.add_flag("--peer.insecure", cl.options.peer_insecure,
                "Accept and probe peers without a shared secret (lab use only)");
   app.add_option("--probe.worker-path", cl.options.probe_worker_path,
@@ -280,6 +278,8 @@ int RunAgent(CommandLine& cl) {
     return Fail("--collector.gid.refresh-interval: expected a duration such as 30s, got '" +
                 cl.gid_refresh + "' (see --help)");
   }
+  cl.options.gid_entries = cl.gid_entries == "all" ? rail::collectors::GidEntryScope::kAll
+                                                   : rail::collectors::GidEntryScope::kRoceV2Ipv4;
   TuneProcess();
   cl.options.collectors = EnabledCollectors(cl);
   cl.options.log_level = cl.log_level;
