@@ -3,6 +3,9 @@
 // fleet::PlanForHost gives. No probe runs and no peer is contacted.
 #include "rail/agent/plan_command.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -30,12 +33,6 @@ class PlanError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
-
-std::string Join(const std::vector<std::string>& items, const std::string& separator) {
-  std::string joined;
-  for (const auto& item : items) joined += (joined.empty() ? "" : separator) + item;
-  return joined;
-}
 
 std::vector<fleet::Target> ReadPeersFile(const std::string& path) {
   std::ifstream file(path);
@@ -66,7 +63,8 @@ std::vector<std::string> Unique(const std::vector<std::string>& items) {
 }
 
 std::string RailsLabel(const fleet::Target& self) {
-  return Join(fleet::TargetRails(self).value_or(std::vector<std::string>{}), ",");
+  return fmt::format("{}",
+                     fmt::join(fleet::TargetRails(self).value_or(std::vector<std::string>{}), ","));
 }
 
 // The rails named on the command line, each one self's target must be on; else this host's
@@ -93,8 +91,9 @@ std::vector<std::string> PlanRails(const PlanCommandOptions& options, const Agen
   local = Unique(local);
   if (std::none_of(local.begin(), local.end(),
                    [&](const std::string& rail) { return fleet::OnRail(self, rail); })) {
-    throw PlanError("none of this host's rails (" + Join(local, ",") + ") is among " +
-                    self.address + "'s rails (" + RailsLabel(self) + ") in the peers file");
+    throw PlanError("none of this host's rails (" + fmt::format("{}", fmt::join(local, ",")) +
+                    ") is among " + self.address + "'s rails (" + RailsLabel(self) +
+                    ") in the peers file");
   }
   return local;
 }

@@ -1,19 +1,13 @@
 #include "probe/ucx/context.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
 
 #include "rail/probe/ucx.h"
 
 namespace rail::probe::detail {
-
-std::string Join(const std::vector<std::string>& items, std::string_view separator) {
-  std::string joined;
-  for (const std::string& item : items) {
-    if (!joined.empty()) joined.append(separator);
-    joined.append(item);
-  }
-  return joined;
-}
 
 bool UcxTakesMemoryType(ucp_context_h context, ucs_memory_type_t type) {
   ucp_context_attr_t attributes{};
@@ -34,7 +28,8 @@ UcxContextSpec UcxSpecFor(const std::vector<ProbeRail>& rails, const std::string
 
 std::vector<std::pair<std::string, std::string>> UcxSettings(const UcxContextSpec& spec) {
   std::vector<std::pair<std::string, std::string>> settings;
-  if (!spec.net_devices.empty()) settings.emplace_back("NET_DEVICES", Join(spec.net_devices, ","));
+  if (!spec.net_devices.empty())
+    settings.emplace_back("NET_DEVICES", fmt::format("{}", fmt::join(spec.net_devices, ",")));
   if (!spec.transports.empty()) settings.emplace_back("TLS", spec.transports);
   settings.emplace_back("MAX_RNDV_RAILS", std::to_string(spec.max_rndv_rails));
   for (const auto& [key, value] : spec.extra_config) {
@@ -73,8 +68,8 @@ UcxContext CreateUcxContext(const UcxContextSpec& spec, std::string* error_reaso
   status = ucp_init(&params, config.get(), &raw_context);
   if (status != UCS_OK) {
     FailUcx(error_reason, error_message, status,
-            "ucp_init (devices '" + Join(spec.net_devices, ",") + "', transports '" +
-                spec.transports + "')");
+            "ucp_init (devices '" + fmt::format("{}", fmt::join(spec.net_devices, ",")) +
+                "', transports '" + spec.transports + "')");
     return {};
   }
   return UcxContext(NoOwner{}, raw_context);

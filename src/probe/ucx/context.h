@@ -41,8 +41,6 @@ UcxContext CreateUcxContext(const UcxContextSpec& spec, std::string* error_reaso
 // counts; on RDMA transports MAX_RNDV_RAILS adds the rma_bw lanes).
 UcxContextSpec UcxSpecFor(const std::vector<ProbeRail>& rails, const std::string& transports);
 
-std::string Join(const std::vector<std::string>& items, std::string_view separator);
-
 // Whether the context's transports take memory of `type` (ucp_context_query's memory types;
 // Debian's UCX 1.13 is built without CUDA and answers host only).
 bool UcxTakesMemoryType(ucp_context_h context, ucs_memory_type_t type);
