@@ -11,34 +11,29 @@
 #include <cstring>
 #include <utility>
 
+#include "rail/base/unique_fd.h"
 #include "rail/nic/ethtool.h"
 
 namespace rail::nic {
 namespace {
 
-// The socket the ioctls go through; closed with its owner. (A local one: the sysfs layer's
-// descriptor holder is private to that layer.)
+// The SIOCETHTOOL ioctl's socket; its descriptor is owned by a base::UniqueFd.
 class EthtoolSocket {
  public:
   EthtoolSocket() : fd_(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0)) {}
-  EthtoolSocket(const EthtoolSocket&) = delete;
-  EthtoolSocket& operator=(const EthtoolSocket&) = delete;
-  ~EthtoolSocket() {
-    if (fd_ >= 0) ::close(fd_);
-  }
 
   // 0 or an errno value.
   int Command(const std::string& netdev, void* request) const {
-    if (fd_ < 0) return EBADF;
+    if (!fd_) return EBADF;
     if (netdev.empty() || netdev.size() >= IFNAMSIZ) return ENODEV;
     ifreq ifr{};
     std::memcpy(ifr.ifr_name, netdev.data(), netdev.size());
     ifr.ifr_data = static_cast<char*>(request);
-    return ::ioctl(fd_, SIOCETHTOOL, &ifr) == 0 ? 0 : errno;
+    return ::ioctl(fd_.get(), SIOCETHTOOL, &ifr) == 0 ? 0 : errno;
   }
 
  private:
-  int fd_;
+  base::UniqueFd fd_;
 };
 
 // The kernel sizes its answers to GSTRINGS and GSTATS by the driver's count at that moment, not
