@@ -43,6 +43,15 @@ base::UniqueFd BindUdp(std::uint16_t port) {
   return fd;
 }
 
+bool AcceptsTcp(std::uint16_t port) {
+  const base::UniqueFd fd(socket(AF_INET, SOCK_STREAM, 0));
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = htons(port);
+  return connect(fd.get(), reinterpret_cast<sockaddr*>(&address), sizeof address) == 0;
+}
+
 std::uint16_t PortOf(const base::UniqueFd& fd) {
   sockaddr_in address{};
   socklen_t length = sizeof address;
@@ -74,10 +83,11 @@ class Dnsmasq {
   }
   ~Dnsmasq() { Stop(); }
 
-  // Waits until dnsmasq holds its port (binding it ourselves then fails).
+  // Waits until dnsmasq holds its port (binding it ourselves then fails) and accepts TCP, which
+  // the source asks over.
   bool WaitReady() {
     for (int i = 0; i < 200 && pid_ > 0; ++i) {
-      if (!BindUdp(port_)) return true;
+      if (!BindUdp(port_) && AcceptsTcp(port_)) return true;
       if (waitpid(pid_, nullptr, WNOHANG) == pid_) {
         pid_ = -1;
         return false;
@@ -267,95 +277,55 @@ std::string FleetHostsFile() {
   return path.string();
 }
 
-// One dnsmasq for the fleet's tests: it takes seconds to load 10,000 addresses of one name (it
-// checks each new one against those it holds), so it is loaded once, and is ready when a rack's
-// name answers.
-class DnsFleetTest : public DnsSourceTest {
- protected:
-  static void SetUpTestSuite() {
-    if (access(kDnsmasq, X_OK) != 0) return;
-    const base::UniqueFd probe = BindUdp(0);
-    port_ = PortOf(probe);
-    hosts_ = FleetHostsFile();
-  }
-  void SetUp() override {
-    if (access(kDnsmasq, X_OK) != 0) GTEST_SKIP() << kDnsmasq << " not installed";
-    if (!fleet_server_) {
-      fleet_server_ =
-          std::make_unique<Dnsmasq>(port_, std::vector<std::string>{"--addn-hosts=" + hosts_});
-      ASSERT_TRUE(fleet_server_->WaitReady()) << "dnsmasq did not start";
-      auto config = FleetConfig({"rack0.fleet.test"});
-      config.timeout = milliseconds(500);
-      bool loaded = false;
-      for (int i = 0; i < 120 && !loaded; ++i)
-        loaded = MakeDnsSource(config)->Fetch().targets.has_value();
-      ASSERT_TRUE(loaded) << "dnsmasq did not load " << hosts_ << " within a minute";
-    }
-  }
-  static void TearDownTestSuite() {
-    fleet_server_.reset();
-    if (!hosts_.empty()) std::filesystem::remove(hosts_);
-  }
-  static DnsConfig FleetConfig(std::vector<std::string> names) {
-    DnsConfig config;
-    config.names = std::move(names);
-    config.server = "127.0.0.1:" + std::to_string(port_);
-    config.timeout = std::chrono::seconds(5);  // a bound on a loaded machine, not a timing
-    return config;
-  }
-  static std::uint16_t port_;
-  static std::string hosts_;
-  static std::unique_ptr<Dnsmasq> fleet_server_;
-};
-
-std::uint16_t DnsFleetTest::port_ = 0;
-std::string DnsFleetTest::hosts_;
-std::unique_ptr<Dnsmasq> DnsFleetTest::fleet_server_;
-
 // 10,000 records do not fit one answer even over TCP (65,535 bytes: 4,093 A records of 16 bytes
-// for this name of 16 characters). dnsmasq sends the first 4,093 with TC set; the refresh fails and
-// says why.
-TEST_F(DnsFleetTest, ANameWithMoreRecordsThanAnAnswerCarriesFailsTheRefresh) {
-  const auto result = MakeDnsSource(FleetConfig({"every.fleet.test"}))->Fetch();
-  EXPECT_FALSE(result.targets);
-  EXPECT_THAT(result.error, HasSubstr("every.fleet.test: the answer is truncated: 4093 A records"));
-  EXPECT_THAT(result.error, HasSubstr("at most 65535 bytes even over TCP (4093 A records of 16"));
-  EXPECT_THAT(result.error, HasSubstr("fleet.discovery.dns.names"));
-}
-
-// One name per rack, unioned: ten answers of 1,000 records (16 KB each over TCP) give all 10,000.
-TEST_F(DnsFleetTest, OneNamePerRackGivesTheWholeFleet) {
+// for this name of 16 characters): dnsmasq sends the first 4,093 with TC set, and the refresh
+// fails, says why, is counted and logged, and publishes none of them. One name per rack, unioned
+// (ten answers of 1,000 records, 16 KB each), gives all 10,000. One test, one dnsmasq: it takes
+// seconds to load 10,000 addresses of one name (it checks each against those it holds).
+TEST_F(DnsSourceTest, TenThousandRecordsFailLoudlyUnderOneNameAndArriveWholeByRack) {
+  server_->Stop();
+  const std::string hosts = FleetHostsFile();
+  Start({"--addn-hosts=" + hosts});
   std::vector<std::string> racks;
   for (int rack = 0; rack < 10; ++rack) {
     racks.push_back("rack" + std::to_string(rack) + ".fleet.test");
   }
-  const auto result = MakeDnsSource(FleetConfig(racks))->Fetch();
-  ASSERT_TRUE(result.targets) << result.error;
-  EXPECT_EQ(result.targets->size(), 10'000u);
-  const auto addresses = Addresses(result);
+  auto config = Config(racks, DnsRecordType::kA);
+  config.timeout = std::chrono::seconds(5);  // a bound on a loaded machine, not a timing
+  bool loaded = false;                       // dnsmasq answers once it has read the file
+  for (int i = 0; i < 12 && !loaded; ++i)
+    loaded = MakeDnsSource(config)->Fetch().targets.has_value();
+  ASSERT_TRUE(loaded) << "dnsmasq did not load " << hosts << " within a minute";
+
+  const auto sharded = MakeDnsSource(config)->Fetch();
+  ASSERT_TRUE(sharded.targets) << sharded.error;
+  EXPECT_EQ(sharded.targets->size(), 10'000u);
+  const auto addresses = Addresses(sharded);
   EXPECT_NE(std::find(addresses.begin(), addresses.end(), "127.1.0.1:9841"), addresses.end());
   EXPECT_NE(std::find(addresses.begin(), addresses.end(), "127.1.39.250:9841"), addresses.end());
-}
 
-// Beside a source that works, the truncated one is counted, logged and contributes its last
-// complete list (none yet), never the 4,093 that came.
-TEST_F(DnsFleetTest, ATruncatedAnswerIsCountedLoggedAndNeverPublished) {
   test::FakeClock clock;
   std::vector<std::unique_ptr<Source>> sources;
-  sources.push_back(MakeDnsSource(FleetConfig({"rack3.fleet.test"})));
-  sources.push_back(MakeDnsSource(FleetConfig({"every.fleet.test"})));
+  config.names = {"rack3.fleet.test"};
+  sources.push_back(MakeDnsSource(config));
+  config.names = {"every.fleet.test"};
+  sources.push_back(MakeDnsSource(config));
   Discovery discovery(std::move(sources), clock);
   test::CapturedLog log;
   EXPECT_TRUE(discovery.Refresh());
-  EXPECT_EQ(discovery.Targets().size(), 1'000u);
+  EXPECT_EQ(discovery.Targets().size(), 1'000u);  // rack3's, none of the 4,093
   const auto status = discovery.Status();
   EXPECT_TRUE(status[0].healthy);
   EXPECT_FALSE(status[1].healthy);
   EXPECT_EQ(status[1].failures, 1u);
   EXPECT_EQ(status[1].targets, 0u);
-  EXPECT_THAT(status[1].last_error, HasSubstr("truncated: 4093 A records"));
+  const std::string& error = status[1].last_error;
+  EXPECT_THAT(error, HasSubstr("every.fleet.test: the answer is truncated: 4093 A records"));
+  EXPECT_THAT(error, HasSubstr("at most 65535 bytes even over TCP (4093 A records of 16"));
+  EXPECT_THAT(error, HasSubstr("fleet.discovery.dns.names"));
   EXPECT_THAT(log.Take(), HasSubstr("dns:every.fleet.test: refresh failed, keeping its last 0 "
                                     "targets: every.fleet.test: the answer is truncated"));
+  std::filesystem::remove(hosts);
 }
 
 TEST(DnsSource, NamesItself) {
