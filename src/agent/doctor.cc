@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 
+#include "agent/doctor_fleet.h"
 #include "rail/agent/config.h"
 #include "rail/base/build_info.h"
 #include "rail/base/clock.h"
@@ -371,6 +372,7 @@ std::vector<Finding> Diagnose(const DoctorOptions& options) {
   Gpus(snapshot, capabilities ? &*capabilities : nullptr, findings);
   findings.push_back(CapabilitiesFinding(capabilities, capabilities_error));
   ReadProblems(errors, findings);
+  for (auto& finding : FleetFindings(config)) findings.push_back(std::move(finding));
   return findings;
 }
 

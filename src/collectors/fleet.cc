@@ -46,8 +46,9 @@ void AddPlan(const fleet::FleetStatus& status, std::size_t probe_series,
       .Add({}, static_cast<double>(status.peers))
       .MoveTo(out);
   Gauge("rail_fleet_self_found",
-        "1 when this agent is one of the discovered targets (fleet.self, or found by its "
-        "addresses and responder port); 0: it probes no fleet peer and no peer probes it.")
+        "1 when this agent is one of the discovered targets (fleet.self when the targets list it, "
+        "or found by its addresses and responder port); 0: it probes no fleet peer and no peer "
+        "probes it.")
       .Add({}, status.self.empty() ? 0 : 1)
       .MoveTo(out);
   Gauge("rail_fleet_plan_epoch", "The plan's current epoch: whole fleet.epoch lengths since 1970.")
@@ -58,6 +59,15 @@ void AddPlan(const fleet::FleetStatus& status, std::size_t probe_series,
     peers.Add({{"rail", rail}}, static_cast<double>(count));
   }
   peers.MoveTo(out);
+  auto empty =
+      Gauge("rail_fleet_plan_empty",
+            "1 when the plan gives this agent no peer although the fleet has more than one "
+            "target, by reason (self_not_found, no_local_rails, no_peer_on_rails, "
+            "duplicates_only); 0 for the other reasons, and for all while it has peers.");
+  for (const auto reason : fleet::kPlanEmptyReasons) {
+    empty.Add({{"reason", std::string(reason)}}, status.plan_empty == reason ? 1 : 0);
+  }
+  empty.MoveTo(out);
   Counter("rail_fleet_plan_changes_total",
           "Plan recomputations that changed this agent's pairs (peers joining or leaving next to "
           "it, a new epoch).")

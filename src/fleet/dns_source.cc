@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <chrono>
 #include <mutex>
+#include <optional>
+#include <string>
 
 #include "rail/fleet/discovery.h"
 #include "rail/peer/connection.h"
@@ -18,10 +20,16 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
-// c-ares retransmits over UDP: two tries, the first a third of the timeout (the second waits
-// twice as long), so that one lost datagram does not fail a refresh. The whole lookup is also cut
-// off at the timeout, whatever c-ares would still try.
+// c-ares's tries: two, the first a third of the timeout (the second waits twice as long). The
+// whole lookup is also cut off at the timeout, whatever c-ares would still try.
 constexpr int kTries = 2;
+
+// The size that bounds one answer (RFC 1035 4.2.2): a message over TCP, which the source asks
+// over, is at most 65,535 bytes (its length prefix has 16 bits).
+constexpr std::size_t kMaxMessageBytes = 65535;
+constexpr std::size_t kHeaderBytes = 12;
+// The question's type and class after its name; its name costs the name's length plus 2.
+constexpr std::size_t kQuestionFixedBytes = 4;
 
 void InitLibraryOnce() {
   static std::once_flag once;
@@ -43,7 +51,10 @@ class Channel {
     ares_options options{};
     options.timeout = static_cast<int>(std::max<milliseconds::rep>(1, config.timeout.count() / 3));
     options.tries = kTries;
-    int mask = ARES_OPT_TIMEOUTMS | ARES_OPT_TRIES;
+    // Over TCP only: a fleet's answer rarely fits a UDP datagram, and a server may fill one
+    // exactly and leave TC unset (dnsmasq 2.90 does), which would pass for a complete answer.
+    options.flags = ARES_FLAG_USEVC;
+    int mask = ARES_OPT_TIMEOUTMS | ARES_OPT_TRIES | ARES_OPT_FLAGS;
     // resolv.conf's search domains belong to resolv.conf's servers: with a server of its own, a
     // name is asked as written.
     if (!config.server.empty()) mask |= ARES_OPT_DOMAINS;  // options.ndomains = 0: none
@@ -125,15 +136,66 @@ bool MeansNoRecords(int status) {
   return status == ARES_ENOTFOUND || status == ARES_ENODATA;
 }
 
+const char* TypeName(DnsRecordType type) {
+  switch (type) {
+    case DnsRecordType::kA:
+      return "A";
+    case DnsRecordType::kAaaa:
+      return "AAAA";
+    case DnsRecordType::kSrv:
+      return "SRV";
+  }
+  return "A";
+}
+
+// The TC bit of the answer's header (RFC 1035 4.1.1: byte 2, bit 0x02): c-ares 1.18 has no
+// accessor for the header's flags, and passes a truncated TCP answer on as a success.
+bool TruncatedFlag(const unsigned char* answer, int length) {
+  return length > 2 && (answer[2] & 0x02) != 0;
+}
+
+// An answer that left records out: its TC bit says so, or it fills a TCP message so that no
+// further record would fit (a server need not set TC over TCP, and then nothing tells a full
+// answer from a complete one). `came`: the records parsed from it.
+std::optional<std::string> Truncation(const std::string& name, DnsRecordType type, std::size_t came,
+                                      const unsigned char* answer, int length) {
+  const auto bytes = static_cast<std::size_t>(std::max(length, 0));
+  const std::size_t fixed = kHeaderBytes + name.size() + 2 + kQuestionFixedBytes;
+  // The mean size of one record of this answer (A: 16 bytes, AAAA: 28, SRV: 18 + its target).
+  const std::size_t per_record = came == 0 || bytes <= fixed ? 0 : (bytes - fixed) / came;
+  const bool full = per_record > 0 && bytes + per_record > kMaxMessageBytes;
+  if (!TruncatedFlag(answer, length) && !full) return std::nullopt;
+  const std::string kind = TypeName(type);
+  std::string error = name + ": the answer is truncated: " + std::to_string(came) + " " + kind +
+                      " records came in " + std::to_string(bytes) + " bytes";
+  if (per_record == 0) return error + "; give each rack or pod a name of its own";
+  const std::size_t fit = (kMaxMessageBytes - fixed) / per_record;
+  return error + ", and a DNS answer holds at most " + std::to_string(kMaxMessageBytes) +
+         " bytes even over TCP (" + std::to_string(fit) + " " + kind + " records of " +
+         std::to_string(per_record) + " bytes for this name). The name lists more targets than " +
+         "one answer carries, and which of them come depends on the server: give each rack or " +
+         "pod a name of its own (under " + std::to_string(fit) +
+         " records each) and list them all in fleet.discovery.dns.names, which are unioned";
+}
+
 void OnAnswer(void* arg, int status, int /*timeouts*/, unsigned char* answer, int length) {
   const std::unique_ptr<Query> query(static_cast<Query*>(arg));
   Lookups* lookups = query->lookups;
   --lookups->pending;
   if (status == ARES_SUCCESS) {
-    status = lookups->config->type == DnsRecordType::kSrv ? ParseServices(answer, length, lookups)
-                                                          : ParseAddresses(answer, length, lookups);
+    const std::size_t before = lookups->targets.size();
+    const DnsRecordType type = lookups->config->type;
+    status = type == DnsRecordType::kSrv ? ParseServices(answer, length, lookups)
+                                         : ParseAddresses(answer, length, lookups);
+    const std::size_t came = lookups->targets.size() - before;
+    if (status == ARES_SUCCESS) {
+      if (auto error = Truncation(query->name, type, came, answer, length)) {
+        lookups->errors.push_back(std::move(*error));
+      }
+      return;
+    }
   }
-  if (status == ARES_SUCCESS || MeansNoRecords(status)) return;
+  if (MeansNoRecords(status)) return;
   // Cancelled: the refresh ran out of time (see Run).
   const char* why = status == ARES_ECANCELLED ? "timed out" : ares_strerror(status);
   lookups->errors.push_back(query->name + ": " + why);

@@ -4,7 +4,8 @@
 // It polls rather than watches. A watch holds one long-lived connection per agent on the API
 // server, and a fleet is thousands of agents; a plain list every refresh_interval (30 s by
 // default) is what the API server's watch cache answers cheaply, without touching etcd, and a
-// poll needs no reconnect or resourceVersion bookkeeping when a connection drops.
+// poll needs no reconnect or resourceVersion bookkeeping when a connection drops. A list comes in
+// pages; it is published whole or not at all (List says when it starts again).
 //
 // libcurl is opened when the first Kubernetes source is created, not linked (curl_library.h says
 // why); without it every Fetch fails with the reason, and the agent goes on serving.
@@ -14,28 +15,30 @@
 #include <cctype>
 #include <chrono>
 #include <fstream>
-#include <map>
 #include <memory>
-#include <nlohmann/json.hpp>
-#include <set>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "fleet/curl_library.h"
+#include "fleet/endpoint_slices.h"
 
 namespace rail::fleet {
 
 namespace {
 
-// A page of at most this many slices; a Service with more is read in several pages.
-constexpr int kPageLimit = 500;
+// A page of at most this many slices (of up to 100 endpoints each, the EndpointSlice
+// controller's default); a Service with more is read in several pages, joined by `continue`.
+constexpr int kPageLimit = 100;
+// A list whose continue token expired, or that changed between its pages, is started again from
+// the first page, at most this many times in one refresh; then the refresh fails.
+constexpr int kMaxListRestarts = 3;
+constexpr long kHttpGone = 410;
 // Bounds what a broken or hostile API server can make an agent read or loop over.
 constexpr std::size_t kMaxResponseBytes = std::size_t{64} << 20;
 constexpr int kMaxPages = 1000;
-// The port used when the configuration names none and the slice has several.
-constexpr std::string_view kDefaultPortName = "responder";
 
 struct CurlEasyCleanup {
   const CurlApi* curl = nullptr;
@@ -92,115 +95,6 @@ struct HttpResponse {
   std::string body;
 };
 
-std::string JsonString(const nlohmann::json& object, const char* key) {
-  if (!object.is_object()) return {};
-  const auto it = object.find(key);
-  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
-// The API server answers errors with a Status object; its message says what went wrong
-// ("endpointslices.discovery.k8s.io is forbidden: User ... cannot list ...").
-std::string StatusError(const HttpResponse& response) {
-  std::string error = "HTTP " + std::to_string(response.status);
-  const auto status = nlohmann::json::parse(response.body, nullptr, /*allow_exceptions=*/false);
-  const std::string message = JsonString(status, "message");
-  if (!message.empty()) return error + ": " + message;
-  if (!response.body.empty()) error += ": " + response.body;
-  return error;
-}
-
-// The port of `slice` that the configuration asks for, or an error naming what the slice has.
-std::optional<std::uint16_t> ChoosePort(const nlohmann::json& slice, const std::string& wanted,
-                                        std::string* error) {
-  std::map<std::string, std::uint16_t> ports;
-  const auto list = slice.find("ports");
-  if (list != slice.end() && list->is_array()) {
-    for (const auto& port : *list) {
-      const auto number = port.find("port");
-      if (!port.is_object() || number == port.end() || !number->is_number_unsigned()) continue;
-      const auto value = number->get<std::uint64_t>();
-      if (value == 0 || value > 65535) continue;
-      ports[JsonString(port, "name")] = static_cast<std::uint16_t>(value);
-    }
-  }
-  const std::string name = wanted.empty() ? std::string(kDefaultPortName) : wanted;
-  if (const auto it = ports.find(name); it != ports.end()) return it->second;
-  if (wanted.empty() && ports.size() == 1) return ports.begin()->second;
-  std::string names;
-  for (const auto& [port_name, number] : ports) {
-    names += (names.empty() ? "" : ", ") + (port_name.empty() ? "(unnamed)" : port_name) + "=" +
-             std::to_string(number);
-  }
-  *error = "EndpointSlice " + JsonString(slice.value("metadata", nlohmann::json()), "name") +
-           " has no port named \"" + name + "\" (ports: " + (names.empty() ? "none" : names) + ")";
-  return std::nullopt;
-}
-
-// nil `ready` means ready (discovery.k8s.io/v1 EndpointConditions); only an explicit false is not.
-bool Ready(const nlohmann::json& endpoint) {
-  const auto conditions = endpoint.find("conditions");
-  if (conditions == endpoint.end() || !conditions->is_object()) return true;
-  const auto ready = conditions->find("ready");
-  return ready == conditions->end() || !ready->is_boolean() || ready->get<bool>();
-}
-
-struct Found {
-  Target target;
-  std::string pod;  // "" without a Pod targetRef
-  bool ipv6 = false;
-};
-
-// The ready endpoints of one slice. Addresses of one endpoint are one pod and fungible (the API
-// lets consumers use only the first), so each endpoint is one target.
-bool AppendSliceTargets(const nlohmann::json& slice, const std::string& port_name,
-                        std::vector<Found>* found, std::string* error) {
-  const std::string type = JsonString(slice, "addressType");
-  if (type != "IPv4" && type != "IPv6") return true;  // FQDN slices name no address to probe
-  const auto endpoints = slice.find("endpoints");
-  if (endpoints == slice.end() || !endpoints->is_array() || endpoints->empty()) return true;
-  const auto port = ChoosePort(slice, port_name, error);
-  if (!port) return false;
-  const bool ipv6 = type == "IPv6";
-  for (const auto& endpoint : *endpoints) {
-    if (!endpoint.is_object() || !Ready(endpoint)) continue;
-    const auto addresses = endpoint.find("addresses");
-    if (addresses == endpoint.end() || !addresses->is_array() || addresses->empty() ||
-        !addresses->front().is_string()) {
-      continue;
-    }
-    const std::string host = addresses->front().get<std::string>();
-    Found entry;
-    entry.ipv6 = ipv6;
-    entry.target.address = (ipv6 ? "[" + host + "]" : host) + ":" + std::to_string(*port);
-    if (const std::string node = JsonString(endpoint, "nodeName"); !node.empty()) {
-      entry.target.labels["node"] = node;
-    }
-    const auto target_ref = endpoint.value("targetRef", nlohmann::json());
-    if (JsonString(target_ref, "kind") == "Pod" && !JsonString(target_ref, "name").empty()) {
-      entry.pod = JsonString(target_ref, "namespace") + "/" + JsonString(target_ref, "name");
-      entry.target.labels["pod"] = JsonString(target_ref, "name");
-    }
-    found->push_back(std::move(entry));
-  }
-  return true;
-}
-
-// A dual-stack Service has an IPv4 and an IPv6 slice for the same pods. One pod must be one peer
-// in every agent's plan, so a pod listed in both families keeps its IPv4 address (a rule every
-// agent applies alike to the same list).
-std::vector<Target> OnePerPod(std::vector<Found> found) {
-  std::set<std::string> pods_with_ipv4;
-  for (const Found& entry : found) {
-    if (!entry.ipv6 && !entry.pod.empty()) pods_with_ipv4.insert(entry.pod);
-  }
-  std::vector<Target> targets;
-  for (Found& entry : found) {
-    if (entry.ipv6 && pods_with_ipv4.contains(entry.pod)) continue;
-    targets.push_back(std::move(entry.target));
-  }
-  return targets;
-}
-
 class KubernetesSource final : public Source {
  public:
   KubernetesSource(KubernetesConfig config, const CurlApi* curl, std::string curl_error)
@@ -238,33 +132,71 @@ class KubernetesSource final : public Source {
       return result;
     }
     const auto deadline = std::chrono::steady_clock::now() + config_.timeout;
-    std::vector<Found> found;
-    std::string continue_token;
-    for (int page = 0; page < kMaxPages; ++page) {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-          deadline - std::chrono::steady_clock::now());
-      if (left <= std::chrono::milliseconds::zero()) {
-        result.error = "listing EndpointSlices took longer than the timeout";
-        return result;
-      }
-      HttpResponse response;
-      if (!Get(PageUrl(continue_token), *token, left, &response, &result.error)) return result;
-      // A 410 (an expired continue token) also fails this refresh; the next starts a new list.
-      if (response.status != 200) {
-        result.error = OneLine(StatusError(response));
-        return result;
-      }
-      if (!ParsePage(response.body, &found, &continue_token, &result.error)) return result;
-      if (continue_token.empty()) {
+    std::string restarts;  // why each attempt restarted
+    for (int attempt = 0; attempt <= kMaxListRestarts; ++attempt) {
+      std::vector<SliceEndpoint> found;
+      std::string why;
+      const ListEnd end = List(*token, deadline, &found, &why);
+      if (end == ListEnd::kComplete) {
         result.targets = OnePerPod(std::move(found));
         return result;
       }
+      if (end == ListEnd::kFailed) {
+        result.error = OneLine(why);
+        return result;
+      }
+      restarts += (restarts.empty() ? "" : "; ") + why;
     }
-    result.error = "EndpointSlice list did not end within " + std::to_string(kMaxPages) + " pages";
+    result.error = OneLine("no consistent EndpointSlice list after " +
+                           std::to_string(kMaxListRestarts + 1) + " attempts (" + restarts + ")");
     return result;
   }
 
  private:
+  enum class ListEnd { kComplete, kRestart, kFailed };
+
+  // One list, page by page from the first. A page whose continue token expired (410 Gone: the API
+  // server compacted the revision the list began at) or that belongs to another revision than
+  // the first page (a slice changed between the pages) restarts the list: its pages no longer add
+  // up to one consistent list, and half a list would plan a partial fleet.
+  ListEnd List(const std::string& token, std::chrono::steady_clock::time_point deadline,
+               std::vector<SliceEndpoint>* found, std::string* why) {
+    std::string continue_token;
+    std::optional<std::string> version;  // the first page's resourceVersion
+    for (int page = 1; page <= kMaxPages; ++page) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now());
+      if (left <= std::chrono::milliseconds::zero()) {
+        *why = "listing EndpointSlices took longer than the timeout";
+        return ListEnd::kFailed;
+      }
+      HttpResponse response;
+      if (!Get(PageUrl(continue_token), token, left, &response, why)) return ListEnd::kFailed;
+      if (response.status == kHttpGone && !continue_token.empty()) {
+        *why = "page " + std::to_string(page) + ": the continue token expired (HTTP 410)";
+        return ListEnd::kRestart;
+      }
+      if (response.status != 200) {
+        *why = StatusError(response.status, response.body);
+        return ListEnd::kFailed;
+      }
+      SlicePage parsed;
+      if (!ParseSlicePage(response.body, config_.port_name, found, &parsed, why)) {
+        return ListEnd::kFailed;
+      }
+      if (version && parsed.resource_version != *version) {
+        *why = "page " + std::to_string(page) + " is of resourceVersion " +
+               parsed.resource_version + ", the list began at " + *version;
+        return ListEnd::kRestart;
+      }
+      version = parsed.resource_version;
+      continue_token = parsed.continue_token;
+      if (continue_token.empty()) return ListEnd::kComplete;
+    }
+    *why = "EndpointSlice list did not end within " + std::to_string(kMaxPages) + " pages";
+    return ListEnd::kFailed;
+  }
+
   std::string Escaped(const std::string& text) const {
     const std::unique_ptr<char, CurlFree> escaped(
         curl_->easy_escape(handle_.get(), text.c_str(), static_cast<int>(text.size())),
@@ -317,29 +249,6 @@ class KubernetesSource final : public Source {
       return false;
     }
     api.easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &response->status);
-    return true;
-  }
-
-  bool ParsePage(const std::string& body, std::vector<Found>* found, std::string* continue_token,
-                 std::string* error) const {
-    const auto list = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
-    if (list.is_discarded()) {
-      *error = "the API server's answer is not JSON";
-      return false;
-    }
-    const auto items = list.is_object() ? list.find("items") : list.end();
-    if (JsonString(list, "kind") != "EndpointSliceList" || items == list.end() ||
-        !(items->is_array() || items->is_null())) {
-      *error = "the API server's answer is not an EndpointSliceList";
-      return false;
-    }
-    if (items->is_array()) {
-      for (const auto& slice : *items) {
-        if (!slice.is_object()) continue;
-        if (!AppendSliceTargets(slice, config_.port_name, found, error)) return false;
-      }
-    }
-    *continue_token = JsonString(list.value("metadata", nlohmann::json()), "continue");
     return true;
   }
 

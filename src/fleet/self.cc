@@ -61,6 +61,19 @@ std::optional<std::string> FindSelf(const std::vector<Target>& targets,
   return std::nullopt;
 }
 
+std::optional<std::string> ConfiguredSelf(const std::vector<Target>& targets,
+                                          const std::string& self, const SelfIdentity& identity,
+                                          std::string* error) {
+  const bool listed = std::any_of(targets.begin(), targets.end(),
+                                  [&self](const Target& target) { return target.address == self; });
+  if (listed) return self;
+  std::string found_error;
+  const auto found = FindSelf(targets, identity, &found_error);
+  *error = "fleet.self " + self + " is not one of them; " +
+           (found ? "by its addresses this host is " + *found : found_error);
+  return std::nullopt;
+}
+
 SelfIdentity LocalIdentity(std::uint16_t port) {
   SelfIdentity identity;
   identity.port = port;

@@ -27,6 +27,17 @@ std::map<std::string, std::size_t> PeersByRail(const std::vector<std::string>& r
   return counts;
 }
 
+// Why the plan is empty, when it is and the fleet has someone else to probe (fleet/status.h).
+std::string EmptyPlanReason(std::size_t targets, const std::string& self, bool have_rails,
+                            const std::vector<fleet::PlannedPair>& planned,
+                            const std::vector<fleet::PlannedPair>& merged) {
+  if (targets <= 1 || !merged.empty()) return {};
+  if (self.empty()) return "self_not_found";
+  if (!have_rails) return "no_local_rails";
+  if (planned.empty()) return "no_peer_on_rails";
+  return "duplicates_only";
+}
+
 }  // namespace
 
 std::vector<std::unique_ptr<fleet::Source>> MakeDiscoverySources(const FleetConfig& config) {
@@ -74,14 +85,26 @@ void FleetPlanner::Stop() {
 }
 
 std::string FleetPlanner::FindSelf(const std::vector<fleet::Target>& targets) {
-  if (config_.self) return *config_.self;
+  const auto listed = [&targets](const std::string& self) {
+    return std::any_of(targets.begin(), targets.end(),
+                       [&self](const fleet::Target& target) { return target.address == self; });
+  };
+  if (config_.self && listed(*config_.self)) {
+    self_error_.clear();
+    return *config_.self;
+  }
   std::string error;
+  // A configured self is checked against the targets too: one the others do not list is not on
+  // their rings, so it would probe peers that never probe it back, or (as PlanForHost does) none.
   const auto self =
-      fleet::FindSelf(targets, fleet::LocalIdentity(identity_.responder_port), &error);
+      config_.self
+          ? fleet::ConfiguredSelf(targets, *config_.self,
+                                  fleet::LocalIdentity(identity_.responder_port), &error)
+          : fleet::FindSelf(targets, fleet::LocalIdentity(identity_.responder_port), &error);
   if (!self && error != self_error_ && !targets.empty()) {
     spdlog::warn(
         "fleet: this agent is not among the {} discovered targets ({}): it probes no fleet "
-        "peer until it is",
+        "peer and no peer probes it until it is",
         targets.size(), error);
   }
   self_error_ = self ? "" : error;
@@ -100,9 +123,17 @@ void FleetPlanner::Update() {
                                     : fleet::PlanForHost(targets, self, rails_, options);
   const auto& names = LearnNames(targets);
   const auto merged = fleet::MergeDuplicates(planned, names, identity_.name);
+  const std::string empty =
+      EmptyPlanReason(targets.size(), self, !rails_.empty(), planned, merged.pairs);
   bool changed = false;
   {
     std::lock_guard lock(mutex_);
+    if (!empty.empty() && empty != status_.plan_empty) {
+      spdlog::warn(
+          "fleet: the plan gives this agent no peer although {} targets are discovered: {}",
+          targets.size(), empty);
+    }
+    status_.plan_empty = empty;
     status_.peers = targets.size();
     status_.self = self;
     status_.epoch = options.epoch;

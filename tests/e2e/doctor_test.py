@@ -152,6 +152,29 @@ class DoctorTest(unittest.TestCase):
         self.assertEqual(result.returncode, 1, result.stdout + result.stderr)
         self.assertIn("FAIL peer_hello peer=127.0.0.1:%d: no hello from" % port, result.stdout)
 
+    def test_fleet_self_not_among_the_targets_fails(self):
+        """A fleet.self that discovery does not list is a configuration error: doctor runs the
+        discovery once and fails fleet_self, naming it; each source gets a finding of its own."""
+        fleet = ("fleet:\n  self: '10.9.9.9:9841'\n  discovery:\n"
+                 "    static: ['10.0.0.1:9841', '10.0.0.2:9841']\n")
+        config = self.write("fleet.yml", SPARK_CONFIG + fleet)
+        result = self.doctor("spark-dual-rail", SPARK_CUDA, "--config.file=" + config,
+                             "--output=json")
+        self.assertEqual(result.returncode, 1, result.stdout + result.stderr)
+        findings = {f["check"]: f for f in json.loads(result.stdout)
+                    if f["check"].startswith("fleet_")}
+        self.assertEqual(findings["fleet_discovery"]["status"], "PASS", result.stdout)
+        self.assertEqual(findings["fleet_discovery"]["summary"], "static: 2 targets")
+        self.assertEqual(findings["fleet_self"]["status"], "FAIL", result.stdout)
+        self.assertIn("not among the 2 discovered targets: fleet.self 10.9.9.9:9841 is not one "
+                      "of them", findings["fleet_self"]["summary"])
+
+        config = self.write("fleet.yml", SPARK_CONFIG + fleet.replace("10.9.9.9", "10.0.0.2"))
+        result = self.doctor("spark-dual-rail", SPARK_CUDA, "--config.file=" + config,
+                             "--output=json")
+        statuses = {f["check"]: f["status"] for f in json.loads(result.stdout)}
+        self.assertEqual(statuses.get("fleet_self"), "PASS", result.stdout)
+
     def test_cannot_run_exits_2(self):
         for tree, args in (("spark-dual-rail", ["--output=yaml"]),
                            (None, ["--path.sysfs=" + os.path.join(self.tmp, "nowhere")]),

@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "agent/doctor_fleet.h"
+
 namespace rail::agent {
 namespace {
 
@@ -55,6 +57,30 @@ TEST(DoctorTest, CouldNotRunExitsTwoWithOneLine) {
   EXPECT_EQ(err.str(),
             "rail_exporter doctor: --path.sysfs: cannot read /nonexistent/rail_exporter/sys\n");
   EXPECT_EQ(out.str(), "");
+}
+
+// fleet.self that discovery does not list: a FAIL naming it and the target this host's addresses
+// match, so that the fix is plain.
+TEST(DoctorFleetTest, AConfiguredSelfNotAmongTheTargetsFails) {
+  FleetConfig fleet;
+  fleet.self = "10.9.9.9:9841";
+  const std::vector<fleet::Target> targets = {{"10.0.0.1:9841", {}}, {"10.0.0.2:9841", {}}};
+  const fleet::SelfIdentity identity{{"10.0.0.2"}, {"node2"}, 9841};
+  const Finding finding = SelfFinding(fleet, targets, identity);
+  EXPECT_EQ(finding.status, FindingStatus::kFail);
+  EXPECT_EQ(finding.check, "fleet_self");
+  EXPECT_THAT(finding.summary,
+              ::testing::HasSubstr("not among the 2 discovered targets: fleet.self "
+                                   "10.9.9.9:9841 is not one of them; by its "
+                                   "addresses this host is 10.0.0.2:9841"));
+  EXPECT_THAT(finding.fix, ::testing::HasSubstr("fleet.self"));
+
+  fleet.self = "10.0.0.1:9841";
+  EXPECT_EQ(SelfFinding(fleet, targets, identity).status, FindingStatus::kPass);
+  fleet.self.reset();  // found by its addresses
+  EXPECT_EQ(SelfFinding(fleet, targets, identity).summary,
+            "this agent is 10.0.0.2:9841 among 2 targets");
+  EXPECT_EQ(SelfFinding(fleet, {}, identity).status, FindingStatus::kInfo);
 }
 
 }  // namespace

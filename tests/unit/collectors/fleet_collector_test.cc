@@ -73,6 +73,21 @@ TEST_F(FleetCollectorTest, DiscoveryAndPlan) {
   EXPECT_EQ(Sample(families, "rail_fleet_probe_series_budget", {}), 100);
   EXPECT_EQ(
       Sample(families, "rail_fleet_peer_info", {{"peer", "10.0.0.2:9841"}, {"name", "node2"}}), 1);
+  for (const auto reason : fleet::kPlanEmptyReasons) {
+    EXPECT_EQ(Sample(families, "rail_fleet_plan_empty", {{"reason", std::string(reason)}}), 0)
+        << reason;
+  }
+}
+
+// Every reason is listed, the one that holds at 1: an alert needs no absent() to see the state.
+TEST_F(FleetCollectorTest, AnEmptyPlanSaysWhy) {
+  status_.self.clear();
+  status_.pairs.clear();
+  status_.plan_empty = "self_not_found";
+  const auto families = set_->Collect();
+  EXPECT_EQ(Sample(families, "rail_fleet_self_found", {}), 0);
+  EXPECT_EQ(Sample(families, "rail_fleet_plan_empty", {{"reason", "self_not_found"}}), 1);
+  EXPECT_EQ(Sample(families, "rail_fleet_plan_empty", {{"reason", "no_peer_on_rails"}}), 0);
 }
 
 TEST_F(FleetCollectorTest, RailSummariesCoverOnlyPlannedCurrentPeers) {

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "rail/fleet/discovery.h"
+#include "support/fake_clock.h"
 
 namespace rail::fleet {
 namespace {
@@ -192,7 +193,7 @@ TEST_F(KubernetesSourceTest, FollowsContinueAcrossPagesWithNodeAndPodLabels) {
   ASSERT_EQ(requests.size(), 2u);
   EXPECT_THAT(requests[0], HasSubstr("/apis/discovery.k8s.io/v1/namespaces/monitoring/"
                                      "endpointslices?labelSelector=kubernetes.io%2Fservice-name%"
-                                     "3Drail-exporter&limit=500"));
+                                     "3Drail-exporter&limit=100"));
   EXPECT_THAT(requests[0], ::testing::Not(HasSubstr("continue=")));
   EXPECT_THAT(requests[1], HasSubstr("&continue=" + kNextPageToken));
 }
@@ -296,6 +297,61 @@ TEST_F(KubernetesSourceTest, AnApiServerThatNeverAnswersFailsWithinTheTimeout) {
   EXPECT_FALSE(result.targets);
   EXPECT_THAT(result.error, HasSubstr("timed out after "));
   EXPECT_LT(took, std::chrono::seconds(5));  // a bound, not a timing
+}
+
+// The stand-in's generated Services (routes.json "generate"): 10,000 endpoints in slices of 20,
+// read in 5 pages of 100 slices.
+std::size_t ListsStarted(const std::vector<std::string>& requests) {
+  return static_cast<std::size_t>(
+      std::count_if(requests.begin(), requests.end(),
+                    [](const auto& r) { return r.find("continue=") == std::string::npos; }));
+}
+
+TEST_F(KubernetesSourceTest, PagesThroughTenThousandEndpoints) {
+  const FetchResult result = MakeKubernetesSource(Config("rail-exporter-10k"))->Fetch();
+  ASSERT_TRUE(result.targets) << result.error;
+  EXPECT_EQ(result.targets->size(), 10'000u);
+  EXPECT_EQ(Requests().size(), 5u);
+  EXPECT_EQ(ListsStarted(Requests()), 1u);
+}
+
+TEST_F(KubernetesSourceTest, AnExpiredContinueTokenStartsTheListAgain) {
+  const FetchResult result = MakeKubernetesSource(Config("rail-exporter-10k-expiring"))->Fetch();
+  ASSERT_TRUE(result.targets) << result.error;
+  EXPECT_EQ(result.targets->size(), 10'000u);
+  EXPECT_EQ(Requests().size(), 3u + 5u);  // two pages and the 410, then a whole list
+  EXPECT_EQ(ListsStarted(Requests()), 2u);
+}
+
+// Page 2 comes from a newer revision, in which the first endpoint was replaced: pages 1 and 2 do
+// not add up to one list. The list starts again and gives the new revision, whole.
+TEST_F(KubernetesSourceTest, AListThatChangesBetweenPagesStartsAgain) {
+  const FetchResult result = MakeKubernetesSource(Config("rail-exporter-10k-changing"))->Fetch();
+  ASSERT_TRUE(result.targets) << result.error;
+  const auto addresses = Addresses(*result.targets);
+  EXPECT_EQ(addresses.size(), 10'000u);
+  EXPECT_FALSE(std::binary_search(addresses.begin(), addresses.end(), "10.1.0.1:9841"));
+  EXPECT_TRUE(std::binary_search(addresses.begin(), addresses.end(), "10.1.40.1:9841"));
+  EXPECT_EQ(ListsStarted(Requests()), 2u);
+}
+
+// The first list is whole; from then on every continue token expires. The refresh fails after
+// its bounded restarts, publishes no part of a list, and discovery keeps the complete one.
+TEST_F(KubernetesSourceTest, ContinueTokensThatKeepExpiringKeepTheLastCompleteList) {
+  test::FakeClock clock;
+  std::vector<std::unique_ptr<Source>> sources;
+  sources.push_back(MakeKubernetesSource(Config("rail-exporter-10k-expired")));
+  Discovery discovery(std::move(sources), clock);
+  ASSERT_TRUE(discovery.Refresh());
+  ASSERT_EQ(discovery.Targets().size(), 10'000u);
+  clock.Advance(std::chrono::minutes(1));
+  EXPECT_FALSE(discovery.Refresh());
+  EXPECT_EQ(discovery.Targets().size(), 10'000u);
+  const SourceStatus status = discovery.Status()[0];
+  EXPECT_EQ(status.failures, 1u);
+  EXPECT_THAT(status.last_error, HasSubstr("no consistent EndpointSlice list after 4 attempts"));
+  EXPECT_THAT(status.last_error, HasSubstr("page 2: the continue token expired (HTTP 410)"));
+  EXPECT_EQ(ListsStarted(Requests()), 1u + 4u);
 }
 
 TEST_F(KubernetesSourceTest, MissingTokenFailsWithoutAsking) {

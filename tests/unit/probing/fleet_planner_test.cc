@@ -2,12 +2,16 @@
 // epoch, duplicates merged, and the owner told only when the pairs change.
 #include "rail/probing/fleet_planner.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "support/captured_log.h"
 #include "support/fake_clock.h"
 
 namespace rail::probing {
 namespace {
+
+using ::testing::HasSubstr;
 
 std::vector<fleet::Target> Hosts(int count) {
   std::vector<fleet::Target> targets;
@@ -23,12 +27,16 @@ struct Harness {
   std::map<std::string, std::string> names;
 
   std::unique_ptr<FleetPlanner> Make(int hosts, std::optional<std::string> self) {
+    return Make(Hosts(hosts), std::move(self));
+  }
+  std::unique_ptr<FleetPlanner> Make(std::vector<fleet::Target> targets,
+                                     std::optional<std::string> self) {
     FleetConfig config;
     config.self = std::move(self);
     config.peers_per_rail = 2;
     config.epoch = std::chrono::hours(1);
     std::vector<std::unique_ptr<fleet::Source>> sources;
-    sources.push_back(fleet::MakeStaticSource(Hosts(hosts)));
+    sources.push_back(fleet::MakeStaticSource(std::move(targets)));
     return std::make_unique<FleetPlanner>(
         config, std::move(sources), std::vector<std::string>{"rail0", "rail1"},
         FleetPlanner::Identity{9841, "node1"}, clock, [this] { return names; },
@@ -69,13 +77,57 @@ TEST(FleetPlannerTest, ANewEpochRedrawsThePlan) {
   EXPECT_NE(harness.changes.front(), harness.changes.back());
 }
 
-TEST(FleetPlannerTest, AnAgentNotAmongTheTargetsProbesNobody) {
+// A configured fleet.self the targets do not list is no self: not found (rail_fleet_self_found
+// 0), an empty plan that says why, and one log line naming fleet.self and the targets.
+TEST(FleetPlannerTest, AConfiguredSelfNotAmongTheTargetsIsNotFound) {
   Harness harness;
   auto fleet = harness.Make(5, "10.9.9.9:9841");
+  test::CapturedLog log;
   fleet->Update();
   EXPECT_TRUE(harness.changes.empty());  // the empty plan it started with
-  EXPECT_EQ(fleet->Status().self, "10.9.9.9:9841");
+  const auto status = fleet->Status();
+  EXPECT_EQ(status.self, "");
+  EXPECT_TRUE(status.pairs.empty());
+  EXPECT_EQ(status.plan_empty, "self_not_found");
+  const std::string logged = log.Take();
+  EXPECT_THAT(logged, HasSubstr("not among the 5 discovered targets (fleet.self 10.9.9.9:9841 is "
+                                "not one of them; "));
+  EXPECT_THAT(logged, HasSubstr("the plan gives this agent no peer although 5 targets"));
+  fleet->Update();  // the same state: logged once
+  EXPECT_EQ(log.Take(), "");
+}
+
+TEST(FleetPlannerTest, APlanWithPeersOrAFleetOfOneIsNotEmpty) {
+  Harness harness;
+  auto fleet = harness.Make(4, "10.0.0.1:9841");
+  fleet->Update();
+  EXPECT_EQ(fleet->Status().plan_empty, "");
+  Harness alone;
+  auto single = alone.Make(1, "10.0.0.1:9841");
+  single->Update();
+  EXPECT_TRUE(single->Status().pairs.empty());
+  EXPECT_EQ(single->Status().plan_empty, "");  // nobody else to probe
+}
+
+TEST(FleetPlannerTest, NoOtherTargetOnOurRailsIsAnEmptyPlanWithItsReason) {
+  Harness harness;
+  auto fleet = harness.Make({{"10.0.0.1:9841", {{"rails", "rail0"}}},
+                             {"10.0.0.2:9841", {{"rails", "rail7"}}},
+                             {"10.0.0.3:9841", {{"rails", "rail7"}}}},
+                            "10.0.0.1:9841");
+  fleet->Update();
+  EXPECT_EQ(fleet->Status().self, "10.0.0.1:9841");
+  EXPECT_EQ(fleet->Status().plan_empty, "no_peer_on_rails");
+}
+
+TEST(FleetPlannerTest, OnlyOurOwnDuplicateIsAnEmptyPlanWithItsReason) {
+  Harness harness;
+  auto fleet = harness.Make(2, "10.0.0.1:9841");
+  fleet->Update();
+  harness.names = {{"10.0.0.2:9841", "node1"}};  // this agent, listed twice
+  fleet->Update();
   EXPECT_TRUE(fleet->Status().pairs.empty());
+  EXPECT_EQ(fleet->Status().plan_empty, "duplicates_only");
 }
 
 TEST(FleetPlannerTest, ATargetAnsweringWithOurNameIsDropped) {
