@@ -73,14 +73,10 @@ std::optional<NetDevice> ReadNetDevice(const Filesystem& sys, const std::string&
 
 // device/driver links to bus/<bus>/drivers/<driver>: the link's own target names it.
 std::optional<std::string> NetDeviceDriver(const Filesystem& sys, const std::string& name) {
-  const std::string link = JoinPath(kClassDir, name) + "/device/driver";
   std::string driver;
-  if (sys.LinkTargetName(link, &driver) == 0) return driver;
-  std::string resolved;
-  if (sys.ResolvePath(link, &resolved) != 0) return std::nullopt;
-  const auto slash = resolved.rfind('/');
-  driver = slash == std::string::npos ? resolved : resolved.substr(slash + 1);
-  if (driver.empty()) return std::nullopt;
+  if (sys.LinkTargetName(JoinPath(kClassDir, name) + "/device/driver", &driver) != 0) {
+    return std::nullopt;
+  }
   return driver;
 }
 

@@ -172,18 +172,11 @@ std::vector<PciFunction> ReadPciFunctions(
   return functions;
 }
 
-// The link's own target names the function (one readlink, where resolving the whole path cost
-// one per component, for every device, every scrape); a tree without links resolves the path.
+// The link's own target names the function: one readlink, where resolving the whole path cost
+// one per component, for every device, every scrape.
 std::optional<std::string> ResolvedPciAddress(const Filesystem& fs, const std::string& link) {
   std::string name;
-  if (fs.LinkTargetName(link, &name) != 0) {
-    std::string resolved;
-    if (fs.ResolvePath(link, &resolved) != 0) return std::nullopt;
-    const auto parts = SplitPath(resolved);
-    if (parts.empty()) return std::nullopt;
-    name = parts.back();
-  }
-  if (!IsPciAddress(name)) return std::nullopt;
+  if (fs.LinkTargetName(link, &name) != 0 || !IsPciAddress(name)) return std::nullopt;
   return name;
 }
 

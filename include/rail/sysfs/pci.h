@@ -62,7 +62,7 @@ std::vector<PciFunction> ReadPciFunctions(
     const std::function<bool(std::uint32_t vendor, std::uint32_t class_code)>& want,
     std::optional<std::uint32_t> only_vendor = std::nullopt);
 
-// The PCI address a link resolves to (class/net/<netdev>/device, class/hwmon/<hwmon>/device), or
+// The PCI address a link points to (class/net/<netdev>/device, class/hwmon/<hwmon>/device), or
 // nullopt (no PCI parent, no such link).
 std::optional<std::string> ResolvedPciAddress(const Filesystem& fs, const std::string& link);
 
