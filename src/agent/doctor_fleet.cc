@@ -46,8 +46,7 @@ Finding SelfFinding(const FleetConfig& fleet, const std::vector<fleet::Target>& 
                 evidence);
   }
   std::string error;
-  const auto self = fleet.self ? fleet::ConfiguredSelf(targets, *fleet.self, identity, &error)
-                               : fleet::FindSelf(targets, identity, &error);
+  const auto self = fleet::ResolveSelf(targets, fleet.self, identity, &error);
   if (self) {
     return Make(FindingStatus::kPass, "fleet_self",
                 "this agent is " + *self + " among " + std::to_string(targets.size()) + " targets",

@@ -61,15 +61,17 @@ std::optional<std::string> FindSelf(const std::vector<Target>& targets,
   return std::nullopt;
 }
 
-std::optional<std::string> ConfiguredSelf(const std::vector<Target>& targets,
-                                          const std::string& self, const SelfIdentity& identity,
-                                          std::string* error) {
-  const bool listed = std::any_of(targets.begin(), targets.end(),
-                                  [&self](const Target& target) { return target.address == self; });
-  if (listed) return self;
+std::optional<std::string> ResolveSelf(const std::vector<Target>& targets,
+                                       const std::optional<std::string>& configured,
+                                       const SelfIdentity& identity, std::string* error) {
+  if (!configured) return FindSelf(targets, identity, error);
+  const bool listed = std::any_of(targets.begin(), targets.end(), [&](const Target& target) {
+    return target.address == *configured;
+  });
+  if (listed) return configured;
   std::string found_error;
   const auto found = FindSelf(targets, identity, &found_error);
-  *error = "fleet.self " + self + " is not one of them; " +
+  *error = "fleet.self " + *configured + " is not one of them; " +
            (found ? "by its addresses this host is " + *found : found_error);
   return std::nullopt;
 }

@@ -85,22 +85,11 @@ void FleetPlanner::Stop() {
 }
 
 std::string FleetPlanner::FindSelf(const std::vector<fleet::Target>& targets) {
-  const auto listed = [&targets](const std::string& self) {
-    return std::any_of(targets.begin(), targets.end(),
-                       [&self](const fleet::Target& target) { return target.address == self; });
-  };
-  if (config_.self && listed(*config_.self)) {
-    self_error_.clear();
-    return *config_.self;
-  }
   std::string error;
   // A configured self is checked against the targets too: one the others do not list is not on
   // their rings, so it would probe peers that never probe it back, or (as PlanForHost does) none.
-  const auto self =
-      config_.self
-          ? fleet::ConfiguredSelf(targets, *config_.self,
-                                  fleet::LocalIdentity(identity_.responder_port), &error)
-          : fleet::FindSelf(targets, fleet::LocalIdentity(identity_.responder_port), &error);
+  const auto self = fleet::ResolveSelf(targets, config_.self,
+                                       fleet::LocalIdentity(identity_.responder_port), &error);
   if (!self && error != self_error_ && !targets.empty()) {
     spdlog::warn(
         "fleet: this agent is not among the {} discovered targets ({}): it probes no fleet "

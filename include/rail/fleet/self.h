@@ -23,12 +23,13 @@ struct SelfIdentity {
 std::optional<std::string> FindSelf(const std::vector<Target>& targets,
                                     const SelfIdentity& identity, std::string* error);
 
-// fleet.self when it is one of `targets`. Otherwise nullopt and *error naming it and what the
-// targets hold for this host instead (the one target `identity` matches, or none): a configured
-// self the others do not list is a configuration error, never a plan of its own.
-std::optional<std::string> ConfiguredSelf(const std::vector<Target>& targets,
-                                          const std::string& self, const SelfIdentity& identity,
-                                          std::string* error);
+// Who this agent is among `targets`: `configured` (fleet.self) when they list it, or, without
+// one, FindSelf's answer. Otherwise nullopt and *error: a configured self the targets do not list
+// is a configuration error, never a plan of its own, and the error names it and what the targets
+// hold for this host instead (the one target `identity` matches, or none).
+std::optional<std::string> ResolveSelf(const std::vector<Target>& targets,
+                                       const std::optional<std::string>& configured,
+                                       const SelfIdentity& identity, std::string* error);
 
 // This host's addresses and names, read live (getifaddrs, gethostname).
 SelfIdentity LocalIdentity(std::uint16_t port);
