@@ -1,15 +1,18 @@
 // GID tables: which GIDs exist, their RoCE type, netdev and IPv4 address. Empty (all-zero)
 // slots are not published, and by default only the entries GidEntryScope names.
+#include <optional>
+#include <string>
+
 #include "collectors/families.h"
 #include "collectors/registry.h"
 
 namespace rail::collectors {
 namespace {
 
-bool Published(GidEntryScope scope, const sysfs::InfinibandPort& port,
-               const sysfs::GidEntry& entry) {
+bool Published(GidEntryScope scope, const sysfs::InfinibandPort& port, const sysfs::GidEntry& entry,
+               const std::optional<std::string>& ipv4) {
   if (scope == GidEntryScope::kAll || !port.IsEthernet()) return true;
-  return entry.type == sysfs::GidType::kRoceV2 && entry.gid.Ipv4().has_value();
+  return entry.type == sysfs::GidType::kRoceV2 && ipv4.has_value();
 }
 
 class GidCollector final : public Collector {
@@ -33,14 +36,15 @@ class GidCollector final : public Collector {
       for (const auto& port : device.ports) {
         const std::string port_label = std::to_string(port.number);
         for (const auto& entry : port.gids) {
-          if (!Published(scope, port, entry)) continue;
+          auto ipv4 = entry.gid.Ipv4();
+          if (!Published(scope, port, entry, ipv4)) continue;
           info.Add({{"device", device.name},
                     {"port", port_label},
                     {"index", std::to_string(entry.index)},
                     {"gid", entry.gid.ToString()},
                     {"type", entry.type ? sysfs::GidTypeLabel(*entry.type) : ""},
                     {"netdev", entry.netdev.value_or("")},
-                    {"ipv4", entry.gid.Ipv4().value_or("")}},
+                    {"ipv4", std::move(ipv4).value_or("")}},
                    1);
         }
         count.Add({{"device", device.name}, {"port", port_label}},
