@@ -1,7 +1,5 @@
 #include "rail/fleet/self.h"
 
-#include <arpa/inet.h>
-#include <ifaddrs.h>
 #include <netdb.h>
 #include <unistd.h>
 
@@ -9,6 +7,7 @@
 #include <cctype>
 #include <set>
 
+#include "rail/base/interface_addresses.h"
 #include "rail/peer/connection.h"
 
 namespace rail::fleet {
@@ -25,19 +24,6 @@ bool IsOurs(const std::string& host, const SelfIdentity& identity) {
   const auto& names = identity.hostnames;
   return std::find(addresses.begin(), addresses.end(), host) != addresses.end() ||
          std::find(names.begin(), names.end(), Lower(host)) != names.end();
-}
-
-std::string AddressText(const sockaddr* address) {
-  char text[INET6_ADDRSTRLEN] = {};
-  const void* raw = nullptr;
-  if (address->sa_family == AF_INET) {
-    raw = &reinterpret_cast<const sockaddr_in*>(address)->sin_addr;
-  } else if (address->sa_family == AF_INET6) {
-    raw = &reinterpret_cast<const sockaddr_in6*>(address)->sin6_addr;
-  } else {
-    return {};
-  }
-  return inet_ntop(address->sa_family, raw, text, sizeof(text)) != nullptr ? text : "";
 }
 
 }  // namespace
@@ -79,15 +65,8 @@ std::optional<std::string> ResolveSelf(const std::vector<Target>& targets,
 SelfIdentity LocalIdentity(std::uint16_t port) {
   SelfIdentity identity;
   identity.port = port;
-  ifaddrs* interfaces = nullptr;
-  if (getifaddrs(&interfaces) == 0) {
-    for (const ifaddrs* entry = interfaces; entry != nullptr; entry = entry->ifa_next) {
-      if (entry->ifa_addr == nullptr) continue;
-      const auto text = AddressText(entry->ifa_addr);
-      if (!text.empty()) identity.addresses.push_back(text);
-    }
-    freeifaddrs(interfaces);
-  }
+  for (const base::InterfaceAddress& address : base::ReadInterfaceAddresses())
+    identity.addresses.push_back(address.address);
   char name[256] = {};
   if (gethostname(name, sizeof(name) - 1) == 0 && name[0] != '\0') {
     identity.hostnames.push_back(Lower(name));

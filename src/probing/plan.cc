@@ -1,12 +1,11 @@
 #include "rail/probing/plan.h"
 
-#include <arpa/inet.h>
-#include <ifaddrs.h>
-#include <net/if.h>
+#include <netinet/in.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 
+#include "rail/base/interface_addresses.h"
 #include "rail/probe/result_store.h"
 #include "rail/probe/skipped.h"
 #include "rail/probe/worker.h"
@@ -16,19 +15,11 @@ namespace {
 
 // The IPv4 address of a live interface, for netdev rails configured without one.
 std::string InterfaceIpv4(const std::string& netdev) {
-  ifaddrs* addresses = nullptr;
-  if (netdev.empty() || getifaddrs(&addresses) != 0) return {};
-  std::string found;
-  for (const ifaddrs* entry = addresses; entry != nullptr; entry = entry->ifa_next) {
-    if (entry->ifa_addr == nullptr || entry->ifa_addr->sa_family != AF_INET) continue;
-    if (netdev != entry->ifa_name) continue;
-    char text[INET_ADDRSTRLEN] = {};
-    const auto* address = reinterpret_cast<const sockaddr_in*>(entry->ifa_addr);
-    if (inet_ntop(AF_INET, &address->sin_addr, text, sizeof(text)) != nullptr) found = text;
-    break;
+  if (netdev.empty()) return {};
+  for (const base::InterfaceAddress& address : base::ReadInterfaceAddresses()) {
+    if (address.family == AF_INET && address.interface == netdev) return address.address;
   }
-  freeifaddrs(addresses);
-  return found;
+  return {};
 }
 
 std::uint64_t ExpectedBytes(const ProbeConfig& config, const std::vector<probe::ProbeRail>& rails) {
