@@ -9,6 +9,7 @@
 #include <csignal>
 #include <iostream>
 #include <map>
+#include <optional>
 
 #include "rail/agent/agent.h"
 #include "rail/agent/doctor.h"
@@ -118,6 +119,12 @@ std::vector<std::string> EnabledCollectors(const CommandLine& cl) {
   return names;
 }
 
+// The subcommands that speak to a peer (probe, doctor) take the secret the same way.
+void AddSecretFileOption(CLI::App& command, std::optional<std::string>& secret_file) {
+  command.add_option("--peer.secret-file", secret_file,
+                     "Shared secret (default: the configuration's responder.secret_file)");
+}
+
 void AddProbeCommand(CLI::App& app, CommandLine& cl) {
   cl.probe_command = app.add_subcommand(
       "probe", "Run one probe against a peer agent now and print the result (rails as rows)");
@@ -146,9 +153,7 @@ void AddProbeCommand(CLI::App& app, CommandLine& cl) {
                                "UCX_TLS for the probe (default: UCX's choice)");
   cl.probe_command->add_option("--memory", cl.probe.memory,
                                "Buffers on both sides: host, cuda or cuda_host (bulk UCX kinds)");
-  cl.probe_command->add_option(
-      "--peer.secret-file", cl.probe.secret_file,
-      "Shared secret (default: the configuration's responder.secret_file)");
+  AddSecretFileOption(*cl.probe_command, cl.probe.secret_file);
 }
 
 void AddDoctorCommand(CLI::App& app, CommandLine& cl) {
@@ -163,9 +168,7 @@ void AddDoctorCommand(CLI::App& app, CommandLine& cl) {
                                 "Also ask this peer agent's responder for its versions and rail "
                                 "MTUs, HOST[:PORT]");
   cl.doctor_command->add_option("--output", cl.doctor.output, "text or json");
-  cl.doctor_command->add_option(
-      "--peer.secret-file", cl.doctor.secret_file,
-      "Shared secret (default: the configuration's responder.secret_file)");
+  AddSecretFileOption(*cl.doctor_command, cl.doctor.secret_file);
 }
 
 void AddPlanCommand(CLI::App& app, CommandLine& cl) {
