@@ -2,7 +2,8 @@
 """Docs that the code keeps true: every metric family the code can emit is named in
 docs/metrics.md, every flag of `rail_exporter --help` (and of its subcommands) is documented and
 every documented flag exists, every collector of the registry has a row in the collectors table,
-and every file or script the README names exists. Each check also runs on a copy of its doc with
+every file or script the README names exists, every relative link of the README and docs/ resolves,
+and the README stays under 200 lines. Each check also runs on a copy of its doc with
 one entry taken out, and must name what is missing there: a check that cannot fail proves
 nothing."""
 
@@ -24,6 +25,7 @@ NOT_FAMILIES = {
     "rail_mtus": "a key of the peer protocol's JSON (peer/session_messages.cc)",
 }
 # Where the README's own paths start; a backticked token under one of these must exist.
+README_MOST_LINES = 200  # issue 30: the README under 200 lines
 README_ROOTS = ("scripts/", "docs/", "bench/", "deploy/", "dashboards/", "tests/", "src/",
                 "include/", ".ci/", "fuzz/", "cmake/", "data/")
 
@@ -101,10 +103,14 @@ def collector_rows(configuration_md):
 
 
 def readme_paths(readme):
+    """The repository paths the README names: in inline code, and in its command blocks (where a
+    path may follow a flag's "=")."""
+    fences = re.findall(r"^```.*?\n(.*?)^```", readme, re.M | re.S)
+    spans = re.findall(r"`([^`\n]+)`", re.sub(r"^```.*?^```", "", readme, flags=re.M | re.S))
     paths = set()
-    for span in re.findall(r"`([^`\n]+)`", readme):
-        for word in span.split():
-            word = word.rstrip(".,;:)")
+    for span in spans + fences:
+        for word in re.split(r"[\s=]+", span):
+            word = word.rstrip(".,;:)*")
             if word.startswith(README_ROOTS):
                 paths.add(word.split("#")[0])
     return paths
@@ -167,6 +173,87 @@ class DocsConsistencyTest(unittest.TestCase):
         planted = readme_paths(readme + "\nRun `scripts/no-such-script`.\n")
         self.assertIn("scripts/no-such-script",
                       {p for p in planted if not os.path.exists(os.path.join(ROOT, p))})
+
+    def test_every_config_key_is_documented_and_every_documented_key_exists(self):
+        accepted = accepted_config_keys()
+        self.assertGreater(len(accepted), 50, "the parser scan found too few keys")
+        configuration_md = read("docs/configuration.md")
+        self.assertEqual(sorted(accepted - documented_config_words(configuration_md)), [])
+        self.assertEqual(sorted(key_table_keys(configuration_md) - accepted), [])
+        planted = configuration_md.replace("`window`", "`depth`").replace(
+            "| `limits.max_frame_bytes` |", "| `limits.max_frame_bytes` |\n| `limits.max_naps` | 1 | |\n"
+            "| `limits.max_frame_bytes` |", 1)
+        self.assertIn("window", accepted - documented_config_words(planted))
+        self.assertIn("max_naps", key_table_keys(planted) - accepted)
+
+    def test_the_readme_stays_short(self):
+        # Set-up, the two quick starts, deploy, the doc index: the rest lives in docs/.
+        self.assertLess(len(read("README.md").splitlines()), README_MOST_LINES)
+
+    def test_every_relative_link_resolves(self):
+        documents = ["README.md"] + ["docs/" + name for name in sorted(os.listdir(
+            os.path.join(ROOT, "docs"))) if name.endswith(".md")]
+        broken = [b for d in documents for b in broken_links(d, read(d))]
+        self.assertEqual(broken, [], "relative links to files that do not exist")
+        self.assertEqual(broken_links("README.md", "See [gone](docs/gone.md#part)."),
+                         ["README.md: docs/gone.md"])
+
+
+def accepted_config_keys():
+    """Every key the configuration file's parser accepts: the names RejectUnknownKeys is given in
+    src/agent/config*.cc (each section lists its keys there, and refuses any other)."""
+    keys = set()
+    agent = os.path.join(ROOT, "src", "agent")
+    for name in sorted(os.listdir(agent)):
+        if name.startswith("config") and name.endswith(".cc"):
+            with open(os.path.join(agent, name), encoding="utf-8") as f:
+                for call in re.finditer(r"RejectUnknownKeys\(\s*[^,]+,\s*\{([^}]*)\}", f.read()):
+                    keys.update(re.findall(r'"([a-z_0-9]+)"', call.group(1)))
+    return keys
+
+
+def configuration_file_part(configuration_md):
+    """The prose and the YAML examples of configuration.md's "Configuration file" part."""
+    part = configuration_md[configuration_md.index("## Configuration file"):]
+    fences = re.findall(r"^```.*?\n(.*?)^```", part, re.M | re.S)
+    prose = re.sub(r"^```.*?^```", "", part, flags=re.M | re.S)
+    return prose, fences
+
+
+def documented_config_words(configuration_md):
+    """The words the part names as keys: in backticks, or as YAML keys of its examples."""
+    prose, fences = configuration_file_part(configuration_md)
+    words = set()
+    for token in re.findall(r"`([^`\n]+)`", prose):
+        words.update(re.findall(r"[a-z_0-9]+", token))
+    for fence in fences:
+        words.update(re.findall(r"(?:^\s*(?:- )?|[{,]\s*)([a-z_0-9]+):", fence, re.M))
+    return words
+
+
+def key_table_keys(configuration_md):
+    """The key column of every "| key | default |" table, each dotted key split into its keys."""
+    prose, _ = configuration_file_part(configuration_md)
+    keys = set()
+    for table in re.finditer(r"^\| key \|.*\n\|[-| ]+\|\n((?:\|.*\n)+)", prose, re.M):
+        for row in table.group(1).splitlines():
+            for token in re.findall(r"`([^`]+)`", row.split("|")[1]):
+                keys.update(part.removesuffix("[]") for part in token.split("."))
+    return keys
+
+
+def broken_links(document, text):
+    """The relative link targets of a markdown text (the file part, anchors left out) that do
+    not exist, as "document: target"."""
+    broken = []
+    for target in re.findall(r"\]\(([^)\s]+)\)", text):
+        path = target.split("#", 1)[0]
+        if not path or re.match(r"[a-z]+:", path):
+            continue  # an anchor in the same document, or a URL
+        resolved = os.path.normpath(os.path.join(ROOT, os.path.dirname(document), path))
+        if not os.path.exists(resolved):
+            broken.append("%s: %s" % (document, path))
+    return broken
 
 
 if __name__ == "__main__":
