@@ -275,11 +275,7 @@ bool Scheduler::Finished(std::string_view name, std::uint64_t bytes_moved) {
 bool Scheduler::Busy(std::string_view name, std::uint64_t bytes_moved, Duration retry_after) {
   JobState* state = FindJob(name);
   if (state == nullptr || !Finished(name, bytes_moved)) return false;
-  std::uniform_real_distribution<double> stretch(1.0, 1.0 + options_.busy_retry_jitter);
-  const double seconds = Seconds(std::max(retry_after, options_.busy_retry_floor));
-  const TimePoint retry =
-      clock_.Now() + std::chrono::duration_cast<Duration>(
-                         std::chrono::duration<double>(seconds * stretch(random_)));
+  const TimePoint retry = clock_.Now() + options_.busy_retry.Wait(retry_after, random_);
   if (retry < state->next_due) state->retry_at = retry;
   return true;
 }

@@ -49,6 +49,7 @@
 
 #include "rail/base/bulk_concurrency.h"
 #include "rail/base/clock.h"
+#include "rail/schedule/busy_retry.h"
 
 namespace rail::schedule {
 
@@ -85,10 +86,8 @@ struct SchedulerOptions {
   Budget budget;
   std::uint64_t seed = 1;  // production passes a random seed; tests a fixed one
   base::BulkConcurrency bulk_concurrency = base::kDefaultBulkConcurrency;
-  // A busy run's retry comes after the peer's hint (at least busy_retry_floor) times
-  // U[1, 1 + busy_retry_jitter].
-  Duration busy_retry_floor = std::chrono::seconds(1);
-  double busy_retry_jitter = 0.5;
+  // When a run the peer refused busy is retried.
+  BusyRetryPolicy busy_retry;
 };
 
 // nullopt when the jobs are well-formed and fit the budget; otherwise an error that names the

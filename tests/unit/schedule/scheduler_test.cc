@@ -371,7 +371,7 @@ TEST_F(SchedulerTest, ABusyRunFreesTheHostAndIsRetriedAfterTheHintWithJitter) {
   EXPECT_EQ(Names(scheduler->Poll()), std::vector<std::string>{"tput1"});  // the host is free
   ASSERT_TRUE(scheduler->Finished("tput1", 1000));
 
-  // The retry comes after the hint, stretched by up to busy_retry_jitter.
+  // The retry comes after the hint, stretched by up to busy_retry.jitter.
   const std::optional<TimePoint> retry = scheduler->NextWakeUp();
   ASSERT_TRUE(retry);
   EXPECT_GE(*retry, origin + 4s);
@@ -413,12 +413,12 @@ TEST_F(SchedulerTest, ARetryIsOnlyWithinTheCurrentInterval) {
 
 TEST_F(SchedulerTest, ABusyRunIsChargedItsBytesAndAHintBelowTheFloorWaitsTheFloor) {
   SchedulerOptions options;
-  options.busy_retry_jitter = 0;
+  options.busy_retry.jitter = 0;
   auto scheduler = Make({Job("tput0", {"rail0"}, ProbeLoad::kBulk, 100s, 1s, 1000, 0)}, options);
   ASSERT_EQ(Names(scheduler->Poll()), std::vector<std::string>{"tput0"});
   ASSERT_TRUE(scheduler->Busy("tput0", 300, 0s));
   EXPECT_EQ(scheduler->BytesInLastHour(), 300u);  // what its sizes before the refusal moved
-  EXPECT_EQ(scheduler->NextWakeUp(), clock_.Now() + options.busy_retry_floor);
+  EXPECT_EQ(scheduler->NextWakeUp(), clock_.Now() + options.busy_retry.floor);
   EXPECT_FALSE(scheduler->Busy("tput0", 0, 1s));  // not running
   EXPECT_FALSE(scheduler->Busy("no-such-job", 0, 1s));
 }
