@@ -16,7 +16,7 @@ namespace {
 
 void CheckAccepted(const rail::agent::AgentConfig& config) {
   std::set<std::string> rail_names;
-  for (const rail::inventory::RailConfig& rail : config.rails) {
+  for (const rail::inventory::RailConfig& rail : config.probing.rails) {
     FUZZ_CHECK(!rail.name.empty(), "rail names non-empty");
     FUZZ_CHECK(rail_names.insert(rail.name).second, "rail names unique");
     FUZZ_CHECK(rail.device || rail.netdev, "a rail has a device or a netdev");
@@ -24,12 +24,12 @@ void CheckAccepted(const rail::agent::AgentConfig& config) {
     FUZZ_CHECK(!rail.expected_rate_gbps || *rail.expected_rate_gbps > 0, "rates positive");
   }
   std::set<std::string> peer_names;
-  for (const rail::agent::PeerConfig& peer : config.peers) {
+  for (const rail::agent::PeerConfig& peer : config.probing.peers) {
     FUZZ_CHECK(!peer.name.empty() && !peer.address.empty(), "peers named and addressed");
     FUZZ_CHECK(peer_names.insert(peer.name).second, "peer names unique");
   }
-  for (const rail::agent::ProbeConfig& probe : config.probes) {
-    FUZZ_CHECK(!config.peers.empty(), "probes need peers");
+  for (const rail::agent::ProbeConfig& probe : config.probing.probes) {
+    FUZZ_CHECK(!config.probing.peers.empty(), "probes need peers");
     for (const std::string& peer : probe.peers) {
       FUZZ_CHECK(peer_names.contains(peer), "a probe names known peers only");
     }
@@ -42,16 +42,16 @@ void CheckAccepted(const rail::agent::AgentConfig& config) {
     for (std::uint64_t size : probe.message_sizes_bytes) FUZZ_CHECK(size > 0, "sizes positive");
     FUZZ_CHECK(!probe.max_bytes || *probe.max_bytes > 0, "max_bytes positive");
   }
-  const rail::agent::ResponderConfig& responder = config.responder;
+  const rail::agent::ResponderConfig& responder = config.probing.responder;
   const rail::peer::Limits& limits = responder.limits;
   FUZZ_CHECK(limits.max_frame_bytes > 0 && limits.max_concurrent_sessions > 0 &&
                  limits.max_bytes_per_probe > 0 && limits.max_seconds_per_probe > 0 &&
                  limits.probes_per_minute_per_peer > 0 && limits.probe_burst_per_peer > 0,
              "responder limits positive");
-  FUZZ_CHECK(config.budget.max_bulk_time_fraction_per_rail > 0 &&
-                 config.budget.max_bulk_time_fraction_per_rail <= 0.5,
+  FUZZ_CHECK(config.probing.budget.max_bulk_time_fraction_per_rail > 0 &&
+                 config.probing.budget.max_bulk_time_fraction_per_rail <= 0.5,
              "budget fraction in (0, 0.5]");
-  FUZZ_CHECK(config.budget.max_bytes_per_hour > 0, "byte budget positive");
+  FUZZ_CHECK(config.probing.budget.max_bytes_per_hour > 0, "byte budget positive");
 }
 
 }  // namespace

@@ -12,14 +12,14 @@
 #include <optional>
 
 #include "rail/agent/agent.h"
-#include "rail/agent/doctor.h"
-#include "rail/agent/lifecycle.h"
-#include "rail/agent/plan_command.h"
-#include "rail/agent/probe_command.h"
 #include "rail/base/build_info.h"
 #include "rail/base/log.h"
 #include "rail/base/memory.h"
 #include "rail/collectors/collector.h"
+#include "rail/commands/doctor.h"
+#include "rail/commands/lifecycle.h"
+#include "rail/commands/plan_command.h"
+#include "rail/commands/probe_command.h"
 #include "rail/probe/worker.h"
 
 namespace {
@@ -35,13 +35,13 @@ struct CommandLine {
   bool disable_defaults = false;
   std::map<std::string, bool> enabled;  // by collector
   std::map<std::string, const CLI::Option*> collector_flags;
-  rail::agent::ProbeCommandOptions probe;
+  rail::commands::ProbeCommandOptions probe;
   std::string probe_duration;  // empty: ProbeCommandOptions' own default (probing::ProbeConfig's)
   std::string probe_timeout = "0s";
   CLI::App* probe_command = nullptr;
-  rail::agent::DoctorOptions doctor;
+  rail::commands::DoctorOptions doctor;
   CLI::App* doctor_command = nullptr;
-  rail::agent::PlanCommandOptions plan;
+  rail::commands::PlanCommandOptions plan;
   // The plan's numbers as given; each counts only when its flag was (else the configuration's).
   std::string plan_self;
   std::uint64_t plan_epoch = 0;
@@ -240,7 +240,7 @@ int RunProbe(CommandLine& cl) {
   cl.probe.timeout = *timeout;
   CopyAgentFlags(cl, cl.probe);
   if (!ConfigureLogging(cl)) return 2;
-  return rail::agent::RunProbeCommand(cl.probe, std::cout, std::cerr);
+  return rail::commands::RunProbeCommand(cl.probe, std::cout, std::cerr);
 }
 
 int RunDoctor(CommandLine& cl) {
@@ -249,7 +249,7 @@ int RunDoctor(CommandLine& cl) {
   cl.doctor.ethtool_root = cl.options.ethtool_root;
   cl.doctor.cuda_library = cl.options.cuda_library;
   if (!ConfigureLogging(cl)) return 2;
-  return rail::agent::RunDoctor(cl.doctor, std::cout, std::cerr);
+  return rail::commands::RunDoctor(cl.doctor, std::cout, std::cerr);
 }
 
 int RunPlan(CommandLine& cl) {
@@ -261,7 +261,7 @@ int RunPlan(CommandLine& cl) {
   if (cl.plan_flags.at("peers-per-rail")->count() > 0) plan.peers_per_rail = cl.plan_peers_per_rail;
   if (cl.plan_flags.at("seed")->count() > 0) plan.seed = cl.plan_seed;
   if (!ConfigureLogging(cl)) return 2;
-  return rail::agent::RunPlanCommand(plan, std::cout, std::cerr);
+  return rail::commands::RunPlanCommand(plan, std::cout, std::cerr);
 }
 
 void TuneProcess() {
@@ -288,13 +288,13 @@ int RunAgent(CommandLine& cl) {
   cl.options.log_level = cl.log_level;
   cl.options.log_format = cl.log_format;
   const sigset_t signals =
-      rail::agent::LifecycleSignals();  // blocked since main's first instruction
+      rail::commands::LifecycleSignals();  // blocked since main's first instruction
   try {
     rail::base::ConfigureLogging(cl.log_level, cl.log_format);
-    rail::agent::Lifecycle lifecycle(signals);
+    rail::commands::Lifecycle lifecycle(signals);
     cl.options.stop_requested = lifecycle.stop_requested();
     rail::agent::Agent agent(cl.options);
-    while (lifecycle.Wait() == rail::agent::Lifecycle::Event::kReload) agent.Reload("SIGHUP");
+    while (lifecycle.Wait() == rail::commands::Lifecycle::Event::kReload) agent.Reload("SIGHUP");
     agent.Stop();
     spdlog::info("stopped");
   } catch (const std::exception& error) {
@@ -310,7 +310,7 @@ int main(int argc, char** argv) {
   // Blocked from the first instruction, so that a stop that comes while the agent starts is
   // answered, never the default death by signal. The subcommands give them their default actions
   // back.
-  const sigset_t lifecycle = rail::agent::LifecycleSignals();
+  const sigset_t lifecycle = rail::commands::LifecycleSignals();
   pthread_sigmask(SIG_BLOCK, &lifecycle, nullptr);
   CLI::App app{"rail_exporter: Prometheus exporter and probe agent for RDMA rails"};
   app.option_defaults()->always_capture_default();

@@ -93,10 +93,10 @@ Agent::Agent(const AgentOptions& options) : options_(options) {
   service.device_filter = device_filter_;
   service.seed = options_.seed != 0 ? options_.seed : std::random_device{}();
   service.stop_requested = options_.stop_requested;
-  probing_ = std::make_unique<probing::ProbingService>(config_, std::move(service), *sys_, *clock_,
-                                                       *results_);
+  probing_ = std::make_unique<probing::ProbingService>(config_.probing, std::move(service), *sys_,
+                                                       *clock_, *results_);
   probing_->Start();
-  reload_state_.last_success = clock_->WallNow();
+  reload_record_ = std::make_unique<collectors::ConfigReloadRecord>(*clock_);
   if (StopRequested()) return;
   StartCollectors();
   LogDevicesFound(*sys_, options_.sysfs_root);
@@ -154,12 +154,10 @@ std::optional<std::string> Agent::Reload(const std::string& trigger) {
       refused = error.what();
     }
   }
-  std::lock_guard lock(reload_state_mutex_);
-  reload_state_.last_successful = !refused;
+  reload_record_->Record(!refused);
   if (refused) {
     spdlog::error("reload ({}) refused, the running configuration stays: {}", trigger, *refused);
   } else {
-    reload_state_.last_success = clock_->WallNow();
     spdlog::info("reload ({}): {} applied", trigger, options_.config_file.value_or("nothing"));
   }
   return refused;
@@ -171,8 +169,8 @@ std::optional<std::string> Agent::ApplyReload(const AgentConfig& next) {
   if (!(next.health == config_.health)) {
     return "the health section takes effect at a restart only";
   }
-  if (auto refused = probing_->Apply(next)) return refused;
-  static_cast<probing::ProbingConfig&>(config_) = next;
+  if (auto refused = probing_->Apply(next.probing)) return refused;
+  config_.probing = next.probing;
   return std::nullopt;
 }
 
@@ -189,8 +187,8 @@ void Agent::StartCollectors() {
   sources.gid_entries = options_.gid_entries;
   topology_cache_ = std::make_unique<inventory::PcieTopologyCache>();
   sources.inventory.topology_cache = topology_cache_.get();
-  sources.inventory.rails = config_.rails;
-  sources.inventory.discover_unlisted = config_.DiscoverUnlisted();
+  sources.inventory.rails = config_.probing.rails;
+  sources.inventory.discover_unlisted = config_.probing.DiscoverUnlisted();
   static const nic::NetlinkDcbReader kKernelDcb;  // stateless: a socket of its own per read
   sources.inventory.dcb = &kKernelDcb;
   sources.self_proc = self_proc_.get();
@@ -199,7 +197,7 @@ void Agent::StartCollectors() {
     return probing->ResponderState().value_or(peer::ResponderStats{});
   };
   sources.health.thresholds = config_.health;
-  sources.health.figures = config_.figures;
+  sources.health.figures = config_.probing.figures;
   sources.health.results = results_.get();
   sources.health.interface_addresses = health::ReadInterfaceAddresses;
   sources.health.own_agent_version = base::GetBuildInfo().version;
@@ -223,8 +221,7 @@ void Agent::StartCollectors() {
 }
 
 collectors::ConfigReloadState Agent::LastReload() const {
-  std::lock_guard lock(reload_state_mutex_);
-  return reload_state_;
+  return reload_record_->Last();
 }
 
 std::string Agent::RenderLandingPage() const {

@@ -207,26 +207,26 @@ base::BulkConcurrency ParseBulkConcurrency(const YAML::Node& node, const std::st
 
 void CheckReferences(const AgentConfig& config, const std::string& source) {
   std::set<std::string> peers;
-  for (std::size_t i = 0; i < config.peers.size(); ++i) {
-    if (!peers.insert(config.peers[i].name).second) {
+  for (std::size_t i = 0; i < config.probing.peers.size(); ++i) {
+    if (!peers.insert(config.probing.peers[i].name).second) {
       Fail(source, "peers[" + std::to_string(i) + "].name",
-           "duplicate peer name '" + config.peers[i].name + "'");
+           "duplicate peer name '" + config.probing.peers[i].name + "'");
     }
   }
   std::set<std::string> rails;
-  for (const auto& rail : config.rails) rails.insert(rail.name);
-  for (std::size_t i = 0; i < config.probes.size(); ++i) {
-    const auto& probe = config.probes[i];
+  for (const auto& rail : config.probing.rails) rails.insert(rail.name);
+  for (std::size_t i = 0; i < config.probing.probes.size(); ++i) {
+    const auto& probe = config.probing.probes[i];
     const std::string key = "probes[" + std::to_string(i) + "]";
     // With a fleet, an entry naming no peers follows the plan.
-    if (config.peers.empty() && !(config.fleet && probe.peers.empty())) {
+    if (config.probing.peers.empty() && !(config.probing.fleet && probe.peers.empty())) {
       Fail(source, key, "needs at least one entry under peers (or a fleet section)");
     }
     for (const auto& peer : probe.peers) {
       if (!peers.contains(peer)) Fail(source, key + ".peers", "unknown peer '" + peer + "'");
     }
     // Discovered rails are only known at run time; configured ones can be checked now.
-    if (!config.rails.empty() && !config.DiscoverUnlisted()) {
+    if (!config.probing.rails.empty() && !config.probing.DiscoverUnlisted()) {
       for (const auto& rail : probe.rails) {
         if (!rails.contains(rail)) Fail(source, key + ".rails", "unknown rail '" + rail + "'");
       }
@@ -252,24 +252,28 @@ AgentConfig ParseConfig(std::string_view yaml_text, const std::string& source) {
                     source, "");
 
   if (const auto discover = root["discover_rails"]) {
-    config.discover_rails = Scalar<bool>(discover, source, "discover_rails", "true or false");
+    config.probing.discover_rails =
+        Scalar<bool>(discover, source, "discover_rails", "true or false");
   }
   if (const auto workaround = root["ucx_device_quirk_workaround"]) {
-    config.ucx_device_quirk_workaround =
+    config.probing.ucx_device_quirk_workaround =
         Scalar<bool>(workaround, source, "ucx_device_quirk_workaround", "true or false");
   }
-  if (const auto rails = root["rails"]) config.rails = ParseRails(rails, source);
-  if (const auto responder = root["responder"]) ParseResponder(responder, source, config.responder);
-  if (const auto peers = root["peers"]) config.peers = ParsePeers(peers, source);
-  if (const auto fleet = root["fleet"]) config.fleet = detail::ParseFleet(fleet, source);
-  if (const auto probes = root["probes"]) config.probes = detail::ParseProbes(probes, source);
-  if (const auto budget = root["budget"]) ParseBudget(budget, source, config.budget);
+  if (const auto rails = root["rails"]) config.probing.rails = ParseRails(rails, source);
+  if (const auto responder = root["responder"])
+    ParseResponder(responder, source, config.probing.responder);
+  if (const auto peers = root["peers"]) config.probing.peers = ParsePeers(peers, source);
+  if (const auto fleet = root["fleet"]) config.probing.fleet = detail::ParseFleet(fleet, source);
+  if (const auto probes = root["probes"])
+    config.probing.probes = detail::ParseProbes(probes, source);
+  if (const auto budget = root["budget"]) ParseBudget(budget, source, config.probing.budget);
   if (const auto bulk = root["bulk_concurrency"]) {
-    config.bulk_concurrency = ParseBulkConcurrency(bulk, source);
+    config.probing.bulk_concurrency = ParseBulkConcurrency(bulk, source);
   }
-  config.responder.limits.bulk_concurrency = config.bulk_concurrency;
+  config.probing.responder.limits.bulk_concurrency = config.probing.bulk_concurrency;
   if (const auto health = root["health"]) detail::ParseHealth(health, source, config.health);
-  if (const auto figures = root["figures"]) detail::ParseFigures(figures, source, config.figures);
+  if (const auto figures = root["figures"])
+    detail::ParseFigures(figures, source, config.probing.figures);
   CheckReferences(config, source);
   return config;
 }

@@ -4,7 +4,7 @@
 Layers come in one order; a layer may use (include, link) only itself and the layers before it:
 
   base -> sysfs -> nic -> inventory -> gpu -> peer -> fleet -> schedule -> probe -> probing
-       -> health -> collectors -> web -> agent -> main
+       -> health -> collectors -> web -> agent -> commands -> main
 
 Checked for every file under src/<layer>/ and include/rail/<layer>/, src/main.cc and
 tests/unit/<layer>/:
@@ -15,6 +15,10 @@ tests/unit/<layer>/:
   * the code is in namespace rail::<layer> (a lower layer's namespace only to forward-declare);
 and in src/CMakeLists.txt and tests/CMakeLists.txt every target_link_libraries of a rail_<layer>
 library or a unit test binary names only the libraries its layer may link.
+
+The agent layer only composes: its code (src/agent/, include/rail/agent/) starts no thread, reads
+no clock (it hands the one it makes to the layers that keep time) and issues no verdict of its
+own (health's checks judge; the commands layer reports).
 
 The same test holds the size rule: no file of src/ or include/ over MAX_FILE_LINES lines and no
 function over MAX_FUNCTION_LINES (a definition that starts at column 0, as clang-format lays them
@@ -32,7 +36,7 @@ import tempfile
 import unittest
 
 LAYERS = ["base", "sysfs", "nic", "inventory", "gpu", "peer", "fleet", "schedule", "probe",
-          "probing", "health", "collectors", "web", "agent"]
+          "probing", "health", "collectors", "web", "agent", "commands"]
 MAIN = "main"
 
 # Third-party headers (by include prefix) and libraries (CMake names) that only some layers may
@@ -70,6 +74,14 @@ EXTERNAL_LIBRARIES = {
     "PkgConfig::CARES": {"fleet"}, "PkgConfig::XXHASH": {"fleet"}, "PkgConfig::CURL": {"fleet"},
     "PkgConfig::MNL": {"nic"},
 }
+
+# What the agent layer never does, each with what gives it away in its code.
+AGENT_NEVER = [
+    ("starts a thread", re.compile(r"std::j?thread\b|pthread_create|std::async\b")),
+    ("reads a clock", re.compile(r"\b(steady_clock|system_clock|high_resolution_clock)::now\b|"
+                                 r"(->|\.)(Wall)?Now\(\)|\bsleep_(for|until)\b")),
+    ("issues a verdict", re.compile(r"\bCheckResult\b|\bFindingStatus::kFail\b")),
+]
 
 MAX_FILE_LINES = 400
 MAX_FUNCTION_LINES = 60
@@ -207,8 +219,24 @@ def link_violations(root, cmake_path):
     return problems
 
 
-def violations(root):
+def agent_violations(root):
+    """The agent layer's code that starts a thread, reads a clock or issues a verdict."""
     problems = []
+    for layer, path in source_files(root):
+        if layer != "agent" or os.path.join(root, "tests") + os.sep in path:
+            continue
+        with open(path, encoding="utf-8") as handle:
+            for number, line in enumerate(handle, 1):
+                code = line.split("//", 1)[0]
+                for what, pattern in AGENT_NEVER:
+                    if pattern.search(code):
+                        problems.append("%s:%d: the agent %s; it only composes"
+                                        % (os.path.relpath(path, root), number, what))
+    return problems
+
+
+def violations(root):
+    problems = agent_violations(root)
     for layer, path in source_files(root):
         problems += include_violations(root, layer, path)
         if os.path.join(root, "tests") + os.sep not in path:
@@ -338,6 +366,13 @@ class LayeringTest(unittest.TestCase):
                   '#include <ucp/api/ucp.h>\nnamespace rail::probe {\n}\n')
             write(os.path.join(tree, "tests", "CMakeLists.txt"),
                   "target_link_libraries(${layer}_tests PRIVATE rail_${layer} rail_agent)\n")
+            write(os.path.join(tree, "src", "agent", "e.cc"),
+                  "namespace rail::agent {\nvoid F() {\n  std::thread([] {}).detach();\n"
+                  "  const auto t = clock_->Now();  // a clock read\n"
+                  "  health::CheckResult verdict;\n}\n}  // namespace rail::agent\n")
+            write(os.path.join(tree, "src", "commands", "f.cc"),
+                  '#include "rail/agent/config.h"\nnamespace rail::commands {\n'
+                  "void G() { std::thread([] {}).join(); }\n}  // namespace rail::commands\n")
             problems = "\n".join(violations(tree))
         self.assertIn("layer sysfs includes rail/health/checks.h", problems)
         self.assertIn("private header of layer collectors", problems)
@@ -354,6 +389,11 @@ class LayeringTest(unittest.TestCase):
         self.assertIn("links rail_agent: a unit test binary links its own layer only", problems)
         self.assertNotIn("src/peer/b.cc", problems, "allowed edges are not reported")
         self.assertNotIn("rail_probe links rail_peer", problems, "allowed links are not reported")
+        # The agent only composes; the commands layer above it may start threads.
+        self.assertIn("src/agent/e.cc:3: the agent starts a thread", problems)
+        self.assertIn("src/agent/e.cc:4: the agent reads a clock", problems)
+        self.assertIn("src/agent/e.cc:5: the agent issues a verdict", problems)
+        self.assertNotIn("src/commands/f.cc", problems)
 
 
 class CudaLoaderTest(unittest.TestCase):
@@ -373,8 +413,9 @@ class CudaLoaderTest(unittest.TestCase):
 
     def test_the_agent_does_not_link_the_cuda_loader(self):
         self.assertEqual(cuda_loader_references(self.artifact("src", "rail_exporter")), [])
-        self.assertEqual(cuda_loader_references(self.artifact("src", "librail_agent.a"),
-                                                undefined=True), [])
+        for library in ("librail_agent.a", "librail_commands.a"):
+            self.assertEqual(cuda_loader_references(self.artifact("src", library),
+                                                    undefined=True), [])
 
     def test_the_check_sees_the_loader_in_the_worker(self):
         self.assertNotEqual(

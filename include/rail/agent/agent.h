@@ -16,6 +16,7 @@
 #include "rail/base/clock.h"
 #include "rail/base/errors.h"
 #include "rail/collectors/collector_set.h"
+#include "rail/collectors/config_reload.h"
 #include "rail/fleet/plan.h"
 #include "rail/gpu/driver.h"
 #include "rail/nic/ethtool.h"
@@ -127,8 +128,7 @@ class Agent {
   std::unique_ptr<probing::ProbingService> probing_;
   std::atomic<bool> started_{false};  // the constructor has finished: /-/ready
   std::mutex reload_mutex_;           // one reload at a time
-  mutable std::mutex reload_state_mutex_;
-  collectors::ConfigReloadState reload_state_;
+  std::unique_ptr<collectors::ConfigReloadRecord> reload_record_;  // stamps on clock_
   std::shared_ptr<collectors::CollectorSet> collectors_;
   // Samples the fabric counters between scrapes; reads what collectors_ was given.
   std::unique_ptr<health::FabricSampler> fabric_sampler_;

@@ -18,8 +18,10 @@ using probing::PeerConfig;
 using probing::ProbeConfig;
 using probing::ResponderConfig;
 
-// The whole file: what the probing service runs from, and the health checks' thresholds.
-struct AgentConfig : probing::ProbingConfig {
+// The whole file: what the probing service runs from (every section but health), and the health
+// checks' thresholds.
+struct AgentConfig {
+  probing::ProbingConfig probing;
   health::Thresholds health;
 };
 

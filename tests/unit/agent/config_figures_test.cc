@@ -19,7 +19,7 @@ std::string ErrorOf(const std::string& yaml) {
 }
 
 TEST(ConfigFiguresTest, DefaultsWithoutTheSection) {
-  EXPECT_EQ(ParseConfig("", "test.yaml").figures, probe::FigureLimits{});
+  EXPECT_EQ(ParseConfig("", "test.yaml").probing.figures, probe::FigureLimits{});
   EXPECT_DOUBLE_EQ(probe::FigureLimits{}.striping_efficiency_tolerance, 0.1);
   EXPECT_EQ(probe::FigureLimits{}.ratio_max_age, std::chrono::minutes(10));
 }
@@ -34,7 +34,7 @@ figures:
   max_interval_cv: 0.5
 )",
                                    "test.yaml")
-                           .figures;
+                           .probing.figures;
   EXPECT_DOUBLE_EQ(figures.striping_efficiency_tolerance, 0.2);
   EXPECT_DOUBLE_EQ(figures.counter_tolerance, 0);
   EXPECT_DOUBLE_EQ(figures.line_rate_tolerance, 0.01);

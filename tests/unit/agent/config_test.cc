@@ -26,8 +26,8 @@ std::string ErrorOf(const std::string& yaml) {
 
 TEST(ConfigTest, EmptyDocumentIsEmptyConfigurationThatDiscovers) {
   const auto config = ParseConfig("", "test.yaml");
-  EXPECT_TRUE(config.rails.empty());
-  EXPECT_TRUE(config.DiscoverUnlisted());
+  EXPECT_TRUE(config.probing.rails.empty());
+  EXPECT_TRUE(config.probing.DiscoverUnlisted());
 }
 
 TEST(ConfigTest, ParsesRails) {
@@ -43,23 +43,23 @@ rails:
     transport: tcp
 )",
                                   "test.yaml");
-  ASSERT_EQ(config.rails.size(), 2u);
-  EXPECT_EQ(config.rails[0].name, "rail0");
-  EXPECT_EQ(config.rails[0].device, "rocep1s0f0");
-  EXPECT_EQ(config.rails[0].port, 1u);
-  EXPECT_DOUBLE_EQ(*config.rails[0].expected_rate_gbps, 100.0);
-  EXPECT_FALSE(config.rails[0].transport.has_value());
-  EXPECT_EQ(config.rails[1].netdev, "ra1");
-  EXPECT_EQ(config.rails[1].ipv4, "10.201.0.1");
-  EXPECT_EQ(config.rails[1].transport, inventory::TransportClass::kTcp);
+  ASSERT_EQ(config.probing.rails.size(), 2u);
+  EXPECT_EQ(config.probing.rails[0].name, "rail0");
+  EXPECT_EQ(config.probing.rails[0].device, "rocep1s0f0");
+  EXPECT_EQ(config.probing.rails[0].port, 1u);
+  EXPECT_DOUBLE_EQ(*config.probing.rails[0].expected_rate_gbps, 100.0);
+  EXPECT_FALSE(config.probing.rails[0].transport.has_value());
+  EXPECT_EQ(config.probing.rails[1].netdev, "ra1");
+  EXPECT_EQ(config.probing.rails[1].ipv4, "10.201.0.1");
+  EXPECT_EQ(config.probing.rails[1].transport, inventory::TransportClass::kTcp);
   // Listing rails switches discovery of the others off unless asked for.
-  EXPECT_FALSE(config.DiscoverUnlisted());
+  EXPECT_FALSE(config.probing.DiscoverUnlisted());
 }
 
 TEST(ConfigTest, DiscoverRailsOverridesDefault) {
   const auto config =
       ParseConfig("discover_rails: true\nrails:\n  - {name: a, device: d}\n", "test.yaml");
-  EXPECT_TRUE(config.DiscoverUnlisted());
+  EXPECT_TRUE(config.probing.DiscoverUnlisted());
 }
 
 TEST(ConfigTest, ErrorsNameTheOffendingKey) {
@@ -86,13 +86,13 @@ TEST(ConfigTest, ErrorsNameTheOffendingKey) {
 
 TEST(ConfigTest, BulkConcurrencyIsPerHostUnlessTheConfigurationSaysRail) {
   const auto by_default = ParseConfig("responder: {}\n", "test.yaml");
-  EXPECT_EQ(by_default.bulk_concurrency, base::BulkConcurrency::kPerHost);
-  EXPECT_EQ(by_default.responder.limits.bulk_concurrency, base::BulkConcurrency::kPerHost);
+  EXPECT_EQ(by_default.probing.bulk_concurrency, base::BulkConcurrency::kPerHost);
+  EXPECT_EQ(by_default.probing.responder.limits.bulk_concurrency, base::BulkConcurrency::kPerHost);
   // One key for both sides: the responder's gate and this agent's own schedule.
   const auto per_rail = ParseConfig("bulk_concurrency: rail\nresponder: {}\n", "test.yaml");
-  EXPECT_EQ(per_rail.bulk_concurrency, base::BulkConcurrency::kPerRail);
-  EXPECT_EQ(per_rail.responder.limits.bulk_concurrency, base::BulkConcurrency::kPerRail);
-  EXPECT_EQ(ParseConfig("bulk_concurrency: host\n", "test.yaml").bulk_concurrency,
+  EXPECT_EQ(per_rail.probing.bulk_concurrency, base::BulkConcurrency::kPerRail);
+  EXPECT_EQ(per_rail.probing.responder.limits.bulk_concurrency, base::BulkConcurrency::kPerRail);
+  EXPECT_EQ(ParseConfig("bulk_concurrency: host\n", "test.yaml").probing.bulk_concurrency,
             base::BulkConcurrency::kPerHost);
   EXPECT_THAT(ErrorOf("bulk_concurrency: port\n"),
               HasSubstr("bulk_concurrency: expected host or rail, got 'port'"));
@@ -106,11 +106,12 @@ responder:
     max_connections_per_ip: 3
 )",
                                   "test.yaml");
-  EXPECT_EQ(config.responder.allowed_networks,
+  EXPECT_EQ(config.probing.responder.allowed_networks,
             (std::vector<std::string>{"10.0.0.0/8", "fd00::/8", "192.168.1.7"}));
-  EXPECT_EQ(config.responder.limits.max_connections_per_ip, 3u);
-  EXPECT_EQ(ParseConfig("responder: {}\n", "t").responder.limits.max_connections_per_ip, 8u);
-  EXPECT_TRUE(ParseConfig("responder: {}\n", "t").responder.allowed_networks.empty());
+  EXPECT_EQ(config.probing.responder.limits.max_connections_per_ip, 3u);
+  EXPECT_EQ(ParseConfig("responder: {}\n", "t").probing.responder.limits.max_connections_per_ip,
+            8u);
+  EXPECT_TRUE(ParseConfig("responder: {}\n", "t").probing.responder.allowed_networks.empty());
   EXPECT_THAT(ErrorOf("responder:\n  allowed_networks: [10.0.0.0/8, 10.0.0.1/8]\n"),
               HasSubstr("responder.allowed_networks[1]: '10.0.0.1/8' has host bits set"));
   EXPECT_THAT(ErrorOf("responder:\n  allowed_networks: [nowhere]\n"),
@@ -124,7 +125,7 @@ responder:
 }
 
 TEST(ConfigTest, ResponderServedBulkBudget) {
-  const auto defaults = ParseConfig("responder: {}\n", "t").responder.limits;
+  const auto defaults = ParseConfig("responder: {}\n", "t").probing.responder.limits;
   EXPECT_EQ(defaults.max_served_bulk_time_fraction_per_rail, 0.1);
   EXPECT_EQ(defaults.max_served_bytes_per_hour, std::uint64_t{2} << 40);
   const auto config = ParseConfig(R"(
@@ -134,8 +135,8 @@ responder:
     max_served_bytes_per_hour: 4398046511104
 )",
                                   "test.yaml");
-  EXPECT_EQ(config.responder.limits.max_served_bulk_time_fraction_per_rail, 0.25);
-  EXPECT_EQ(config.responder.limits.max_served_bytes_per_hour, std::uint64_t{4} << 40);
+  EXPECT_EQ(config.probing.responder.limits.max_served_bulk_time_fraction_per_rail, 0.25);
+  EXPECT_EQ(config.probing.responder.limits.max_served_bytes_per_hour, std::uint64_t{4} << 40);
   EXPECT_THAT(
       ErrorOf("responder:\n  limits: {max_served_bulk_time_fraction_per_rail: 0}\n"),
       HasSubstr("responder.limits.max_served_bulk_time_fraction_per_rail: must be positive"));
@@ -228,9 +229,9 @@ TEST(ConfigTest, ProbeFailingRunsDefaultsToThreeAndIsPositive) {
 }
 
 TEST(ConfigTest, UcxDeviceQuirkWorkaroundIsOffUnlessSaid) {
-  EXPECT_FALSE(ParseConfig("", "test.yaml").ucx_device_quirk_workaround);
-  EXPECT_TRUE(
-      ParseConfig("ucx_device_quirk_workaround: true\n", "test.yaml").ucx_device_quirk_workaround);
+  EXPECT_FALSE(ParseConfig("", "test.yaml").probing.ucx_device_quirk_workaround);
+  EXPECT_TRUE(ParseConfig("ucx_device_quirk_workaround: true\n", "test.yaml")
+                  .probing.ucx_device_quirk_workaround);
   EXPECT_THAT(ErrorOf("ucx_device_quirk_workaround: sometimes\n"),
               HasSubstr("ucx_device_quirk_workaround"));
 }
@@ -243,11 +244,11 @@ TEST(ConfigTest, ProbeMemoryDefaultsToHostAndParsesEachType) {
       "  - {kind: multirail_capacity, memory: cuda_host}\n"
       "  - {kind: ucx_multirail_throughput, memory: host}\n",
       "test.yaml");
-  ASSERT_EQ(config.probes.size(), 4u);
-  EXPECT_EQ(config.probes[0].memory, gpu::MemoryType::kHost);
-  EXPECT_EQ(config.probes[1].memory, gpu::MemoryType::kCuda);
-  EXPECT_EQ(config.probes[2].memory, gpu::MemoryType::kCudaHost);
-  EXPECT_EQ(config.probes[3].memory, gpu::MemoryType::kHost);
+  ASSERT_EQ(config.probing.probes.size(), 4u);
+  EXPECT_EQ(config.probing.probes[0].memory, gpu::MemoryType::kHost);
+  EXPECT_EQ(config.probing.probes[1].memory, gpu::MemoryType::kCuda);
+  EXPECT_EQ(config.probing.probes[2].memory, gpu::MemoryType::kCudaHost);
+  EXPECT_EQ(config.probing.probes[3].memory, gpu::MemoryType::kHost);
 }
 
 TEST(ConfigTest, ProbeMemoryErrorsNameTheKeyAndTheKinds) {
@@ -304,8 +305,8 @@ TEST(ConfigTest, LoadsFile) {
   }
   const auto config = LoadConfigFile(path);
   std::remove(path.c_str());
-  ASSERT_EQ(config.rails.size(), 1u);
-  EXPECT_EQ(config.rails[0].device, "mlx5_0");
+  ASSERT_EQ(config.probing.rails.size(), 1u);
+  EXPECT_EQ(config.probing.rails[0].device, "mlx5_0");
 }
 
 // The fleet section, and the probe jobs the plan's pairs become.
@@ -337,8 +338,8 @@ probes:
 
 TEST(FleetConfigTest, ParsesEverySource) {
   const auto config = ParseConfig(kFleet, "test.yaml");
-  ASSERT_TRUE(config.fleet);
-  const auto& fleet = *config.fleet;
+  ASSERT_TRUE(config.probing.fleet);
+  const auto& fleet = *config.probing.fleet;
   EXPECT_EQ(*fleet.self, "10.0.0.1:9841");
   EXPECT_EQ(fleet.peers_per_rail, 2u);
   EXPECT_EQ(fleet.seed, 7u);
@@ -355,15 +356,15 @@ TEST(FleetConfigTest, ParsesEverySource) {
   ASSERT_EQ(fleet.kubernetes.size(), 1u);
   EXPECT_EQ(fleet.kubernetes[0].namespace_, "monitoring");
   // Probes naming no peers need no peers[] section with a fleet.
-  EXPECT_EQ(config.probes.size(), 2u);
+  EXPECT_EQ(config.probing.probes.size(), 2u);
 }
 
 TEST(FleetConfigTest, DefaultsAreTheFleetLayers) {
   const auto config = ParseConfig("fleet: {discovery: {static: ['a:1']}}", "test.yaml");
-  ASSERT_TRUE(config.fleet);
-  EXPECT_EQ(config.fleet->peers_per_rail, fleet::kDefaultPeersPerRail);
-  EXPECT_EQ(config.fleet->epoch, fleet::kDefaultEpochLength);
-  EXPECT_FALSE(config.fleet->self);
+  ASSERT_TRUE(config.probing.fleet);
+  EXPECT_EQ(config.probing.fleet->peers_per_rail, fleet::kDefaultPeersPerRail);
+  EXPECT_EQ(config.probing.fleet->epoch, fleet::kDefaultEpochLength);
+  EXPECT_FALSE(config.probing.fleet->self);
 }
 
 TEST(FleetConfigTest, ErrorsNameTheKey) {
@@ -399,11 +400,11 @@ TEST(FleetConfigTest, PairsBecomeJobsPerKindAndRail) {
 peers: [{name: static-b, address: "10.9.9.9:9841"}]
 )",
                             "test.yaml");
-  config.probes.push_back(config.probes[0]);
-  config.probes.back().peers = {"static-b"};
+  config.probing.probes.push_back(config.probing.probes[0]);
+  config.probing.probes.back().peers = {"static-b"};
   const std::vector<fleet::PlannedPair> pairs = {
       {"10.0.0.2:9841", "rail0"}, {"10.0.0.3:9841", "rail0"}, {"10.0.0.2:9841", "rail1"}};
-  const auto fleet_jobs = probing::PlanFleetProbes(config, Rails(), pairs);
+  const auto fleet_jobs = probing::PlanFleetProbes(config.probing, Rails(), pairs);
   // ucx_rtt: one job per pair; the multi-rail kind: one per planned peer of rail0, over both.
   ASSERT_EQ(fleet_jobs.size(), 5u);
   EXPECT_EQ(fleet_jobs[0].job.peer, "10.0.0.2:9841");
@@ -412,11 +413,11 @@ peers: [{name: static-b, address: "10.9.9.9:9841"}]
   EXPECT_EQ(fleet_jobs[2].job.rails, std::vector<std::string>{"rail1"});
   EXPECT_EQ(fleet_jobs[3].job.rails, (std::vector<std::string>{"rail0", "rail1"}));
   // The static entry probes its named peer; the fleet entries are not planned against it.
-  const auto static_jobs = probing::PlanProbes(config, Rails());
+  const auto static_jobs = probing::PlanProbes(config.probing, Rails());
   ASSERT_EQ(static_jobs.size(), 2u);
   EXPECT_EQ(static_jobs[0].job.peer, "static-b");
   // k = 2 on two rails: ucx_rtt at its two default sizes, the multi-rail kind at one.
-  EXPECT_EQ(probing::MaxFleetProbeSeries(config, Rails()), 2u * 2 * 2 + 2u * 1);
+  EXPECT_EQ(probing::MaxFleetProbeSeries(config.probing, Rails()), 2u * 2 * 2 + 2u * 1);
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 // `rail_exporter plan`: reads the peers file, settles self, the rails, the kinds and the plan's
 // options (flags over the configuration's fleet section over the defaults), and prints what
 // fleet::PlanForHost gives. No probe runs and no peer is contacted.
-#include "rail/agent/plan_command.h"
+#include "rail/commands/plan_command.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -17,6 +17,7 @@
 #include <stdexcept>
 
 #include "rail/agent/config.h"
+#include "rail/commands/command_setup.h"
 #include "rail/fleet/file_sd.h"
 #include "rail/fleet/target.h"
 #include "rail/probe/result.h"
@@ -25,7 +26,7 @@
 #include "rail/probing/wiring.h"
 #include "rail/sysfs/filesystem.h"
 
-namespace rail::agent {
+namespace rail::commands {
 namespace {
 
 // Why the plan cannot be computed: one line, exit status 2.
@@ -70,8 +71,8 @@ std::string RailsLabel(const fleet::Target& self) {
 // The rails named on the command line, each one self's target must be on; else this host's
 // rails in sysfs, as the agent plans with them (the plan leaves out those self's target does not
 // list; one of them at least must be listed).
-std::vector<std::string> PlanRails(const PlanCommandOptions& options, const AgentConfig& config,
-                                   const fleet::Target& self) {
+std::vector<std::string> PlanRails(const PlanCommandOptions& options,
+                                   const agent::AgentConfig& config, const fleet::Target& self) {
   if (!options.rails.empty()) {
     const auto rails = Unique(options.rails);
     for (const auto& rail : rails) {
@@ -84,7 +85,7 @@ std::vector<std::string> PlanRails(const PlanCommandOptions& options, const Agen
   }
   const sysfs::RootedFilesystem sys(options.sysfs_root);
   std::vector<std::string> local;
-  for (const auto& rail : probing::LocalProbeRails(sys, config)) local.push_back(rail.name);
+  for (const auto& rail : probing::LocalProbeRails(sys, config.probing)) local.push_back(rail.name);
   if (local.empty()) {
     throw PlanError("no rails found under " + options.sysfs_root + "; name them with --rails");
   }
@@ -100,26 +101,27 @@ std::vector<std::string> PlanRails(const PlanCommandOptions& options, const Agen
 
 // The configuration the plan's probes come from: its probes[] entries without peers, or entries
 // of the --kinds (else the default kinds) when the flag is given (else when it has none).
-AgentConfig PlanConfig(const PlanCommandOptions& options, AgentConfig config) {
-  if (!config.fleet) config.fleet = FleetConfig{};
-  const bool follows_plan = std::any_of(config.probes.begin(), config.probes.end(),
-                                        [](const ProbeConfig& p) { return p.peers.empty(); });
+agent::AgentConfig PlanConfig(const PlanCommandOptions& options, agent::AgentConfig config) {
+  if (!config.probing.fleet) config.probing.fleet = probing::FleetConfig{};
+  const bool follows_plan =
+      std::any_of(config.probing.probes.begin(), config.probing.probes.end(),
+                  [](const probing::ProbeConfig& p) { return p.peers.empty(); });
   if (!options.kinds.empty() || !follows_plan) {
     std::vector<std::string> kinds = Unique(options.kinds);
     if (kinds.empty()) kinds.assign(std::begin(kDefaultPlanKinds), std::end(kDefaultPlanKinds));
-    config.probes.clear();
+    config.probing.probes.clear();
     for (const auto& kind : kinds) {
       if (!probe::ParseProbeKind(kind)) throw PlanError("unknown probe kind " + kind);
-      ProbeConfig entry;
+      probing::ProbeConfig entry;
       entry.kind = kind;
-      config.probes.push_back(std::move(entry));
+      config.probing.probes.push_back(std::move(entry));
     }
   }
   return config;
 }
 
-fleet::PlanOptions Options(const PlanCommandOptions& options, const AgentConfig& config) {
-  const FleetConfig fleet_config = config.fleet.value_or(FleetConfig{});
+fleet::PlanOptions Options(const PlanCommandOptions& options, const agent::AgentConfig& config) {
+  const probing::FleetConfig fleet_config = config.probing.fleet.value_or(probing::FleetConfig{});
   fleet::PlanOptions plan;
   plan.peers_per_rail = options.peers_per_rail.value_or(fleet_config.peers_per_rail);
   plan.seed = options.seed.value_or(fleet_config.seed);
@@ -128,15 +130,15 @@ fleet::PlanOptions Options(const PlanCommandOptions& options, const AgentConfig&
   return plan;
 }
 
-std::string SelfOf(const PlanCommandOptions& options, const AgentConfig& config) {
+std::string SelfOf(const PlanCommandOptions& options, const agent::AgentConfig& config) {
   if (options.self) return *options.self;
-  if (config.fleet && config.fleet->self) return *config.fleet->self;
+  if (config.probing.fleet && config.probing.fleet->self) return *config.probing.fleet->self;
   throw PlanError("--self: name this host's target (or set fleet.self in --config.file)");
 }
 
 }  // namespace
 
-std::vector<PlanCommandProbe> ProbesOfPlan(const AgentConfig& config,
+std::vector<PlanCommandProbe> ProbesOfPlan(const agent::AgentConfig& config,
                                            const std::vector<std::string>& rails,
                                            const std::vector<fleet::PlannedPair>& pairs) {
   // The agent's own expansion, over rails that carry only their names: the plan needs no more.
@@ -147,7 +149,7 @@ std::vector<PlanCommandProbe> ProbesOfPlan(const AgentConfig& config,
     probe_rails.push_back(std::move(rail));
   }
   std::vector<PlanCommandProbe> probes;
-  for (const auto& planned : probing::PlanFleetProbes(config, probe_rails, pairs)) {
+  for (const auto& planned : probing::PlanFleetProbes(config.probing, probe_rails, pairs)) {
     probes.push_back({planned.job.peer, probe::RailLabel(planned.job.rails), planned.job.kind});
   }
   std::sort(probes.begin(), probes.end());
@@ -174,27 +176,21 @@ std::string FormatPlanText(const std::vector<PlanCommandProbe>& probes) {
 }
 
 int RunPlanCommand(const PlanCommandOptions& options, std::ostream& out, std::ostream& err) {
-  if (options.output != "text" && options.output != "json") {
-    err << "rail_exporter plan: --output: expected text or json\n";
-    return 2;
-  }
-  try {
-    AgentConfig config;
-    if (options.config_file) config = LoadConfigFile(*options.config_file);
+  const CommandSetup setup("plan", err);
+  if (!setup.OutputIsOneOf(options.output, {"text", "json"})) return kExitCouldNotRun;
+  return setup.Run([&] {
+    const agent::AgentConfig config = CommandSetup::LoadConfig(options.config_file);
     const std::string self = SelfOf(options, config);
     const auto targets = ReadPeersFile(options.peers_file);
     const auto rails = PlanRails(options, config, FindSelf(targets, self, options.peers_file));
-    const AgentConfig plan_config = PlanConfig(options, config);
+    const agent::AgentConfig plan_config = PlanConfig(options, config);
     const auto plan_options = Options(options, config);
     const auto plan = fleet::PlanForHost(targets, self, rails, plan_options);
     const auto probes = ProbesOfPlan(plan_config, rails, plan);
     out << (options.output == "json" ? FormatPlanJson(self, plan_options.epoch, probes)
                                      : FormatPlanText(probes));
-    return 0;
-  } catch (const std::exception& error) {
-    err << "rail_exporter plan: " << error.what() << "\n";
-    return 2;
-  }
+    return kExitOk;
+  });
 }
 
-}  // namespace rail::agent
+}  // namespace rail::commands

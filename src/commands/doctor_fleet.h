@@ -5,20 +5,20 @@
 #include <vector>
 
 #include "rail/agent/config.h"
-#include "rail/agent/doctor.h"
+#include "rail/commands/doctor.h"
 #include "rail/fleet/self.h"
 #include "rail/fleet/target.h"
 
-namespace rail::agent {
+namespace rail::commands {
 
 // fleet_self: PASS when fleet.self is one of `targets` (or, without fleet.self, when exactly one
 // target is this host by `identity`); FAIL naming fleet.self and what the targets hold for this
 // host instead. INFO when discovery gave no target at all (fleet_discovery says why).
-Finding SelfFinding(const FleetConfig& fleet, const std::vector<fleet::Target>& targets,
+Finding SelfFinding(const probing::FleetConfig& fleet, const std::vector<fleet::Target>& targets,
                     const fleet::SelfIdentity& identity);
 
 // One fleet_discovery finding per source (its targets, or why its refresh failed) and the
 // fleet_self finding; none without a fleet section. Blocks for at most the sources' timeouts.
-std::vector<Finding> FleetFindings(const AgentConfig& config);
+std::vector<Finding> FleetFindings(const agent::AgentConfig& config);
 
-}  // namespace rail::agent
+}  // namespace rail::commands

@@ -13,7 +13,7 @@
 #include "rail/agent/config.h"
 #include "rail/fleet/plan.h"
 
-namespace rail::agent {
+namespace rail::commands {
 
 struct PlanCommandOptions {
   std::string peers_file;              // file_sd JSON or YAML (fleet::ParseFileSd)
@@ -44,7 +44,7 @@ struct PlanCommandProbe {
 // per planned peer of its first rail, over all its rails), one per peer, rail and kind, sorted.
 // `rails` are the host's, in its order; `config` must have a fleet section. Throws ConfigError
 // when an entry names a rail that is not among `rails`.
-std::vector<PlanCommandProbe> ProbesOfPlan(const AgentConfig& config,
+std::vector<PlanCommandProbe> ProbesOfPlan(const agent::AgentConfig& config,
                                            const std::vector<std::string>& rails,
                                            const std::vector<fleet::PlannedPair>& pairs);
 
@@ -59,4 +59,4 @@ std::string FormatPlanText(const std::vector<PlanCommandProbe>& probes);
 // not list, an unknown kind, a broken configuration).
 int RunPlanCommand(const PlanCommandOptions& options, std::ostream& out, std::ostream& err);
 
-}  // namespace rail::agent
+}  // namespace rail::commands

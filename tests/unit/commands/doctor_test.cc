@@ -1,15 +1,15 @@
 // The doctor's report: one finding per verdict or fact, evidence and fix beneath it, a last line
 // that counts failures; the JSON carries the same fields; bad options exit 2.
-#include "rail/agent/doctor.h"
+#include "rail/commands/doctor.h"
 
 #include <gmock/gmock.h>
 
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "agent/doctor_fleet.h"
+#include "commands/doctor_fleet.h"
 
-namespace rail::agent {
+namespace rail::commands {
 namespace {
 
 std::vector<Finding> TwoFindings() {
@@ -62,7 +62,7 @@ TEST(DoctorTest, CouldNotRunExitsTwoWithOneLine) {
 // fleet.self that discovery does not list: a FAIL naming it and the target this host's addresses
 // match, so that the fix is plain.
 TEST(DoctorFleetTest, AConfiguredSelfNotAmongTheTargetsFails) {
-  FleetConfig fleet;
+  probing::FleetConfig fleet;
   fleet.self = "10.9.9.9:9841";
   const std::vector<fleet::Target> targets = {{"10.0.0.1:9841", {}}, {"10.0.0.2:9841", {}}};
   const fleet::SelfIdentity identity{{"10.0.0.2"}, {"node2"}, 9841};
@@ -84,4 +84,4 @@ TEST(DoctorFleetTest, AConfiguredSelfNotAmongTheTargetsFails) {
 }
 
 }  // namespace
-}  // namespace rail::agent
+}  // namespace rail::commands

@@ -1,12 +1,12 @@
 // What `rail_exporter probe` prints of a run: its spread, and why its figures are withheld.
-#include "rail/agent/probe_command.h"
+#include "rail/commands/probe_command.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
-namespace rail::agent {
+namespace rail::commands {
 namespace {
 
 using ::testing::HasSubstr;
@@ -48,4 +48,4 @@ TEST(ProbeCommandTest, TheJsonCarriesTheSpreadAndTheWithheldInvariants) {
 }
 
 }  // namespace
-}  // namespace rail::agent
+}  // namespace rail::commands

@@ -1,4 +1,4 @@
-#include "agent/doctor_fleet.h"
+#include "commands/doctor_fleet.h"
 
 #include <string>
 
@@ -7,14 +7,14 @@
 #include "rail/peer/connection.h"
 #include "rail/probing/fleet_planner.h"
 
-namespace rail::agent {
+namespace rail::commands {
 namespace {
 
 constexpr const char* kFleetDocs = "docs/fleet.md";
 
 // The port peers reach this agent's responder on, which its own target carries.
-std::uint16_t ResponderPort(const AgentConfig& config) {
-  const std::string& listen = config.responder.listen_address;
+std::uint16_t ResponderPort(const agent::AgentConfig& config) {
+  const std::string& listen = config.probing.responder.listen_address;
   std::string error;
   const auto address =
       peer::ParseHostPort(listen.empty() || listen.front() == ':' ? "0.0.0.0" + listen : listen,
@@ -35,7 +35,7 @@ Finding Make(FindingStatus status, std::string check, std::string summary, std::
 
 }  // namespace
 
-Finding SelfFinding(const FleetConfig& fleet, const std::vector<fleet::Target>& targets,
+Finding SelfFinding(const probing::FleetConfig& fleet, const std::vector<fleet::Target>& targets,
                     const fleet::SelfIdentity& identity) {
   const std::string evidence = "the targets of fleet.discovery (" + std::to_string(targets.size()) +
                                "), this host's addresses";
@@ -63,9 +63,10 @@ Finding SelfFinding(const FleetConfig& fleet, const std::vector<fleet::Target>& 
                   : "set fleet.self to this agent's target (" + std::string(kFleetDocs) + ")");
 }
 
-std::vector<Finding> FleetFindings(const AgentConfig& config) {
-  if (!config.fleet) return {};
-  fleet::Discovery discovery(probing::MakeDiscoverySources(*config.fleet), base::SystemClock());
+std::vector<Finding> FleetFindings(const agent::AgentConfig& config) {
+  if (!config.probing.fleet) return {};
+  fleet::Discovery discovery(probing::MakeDiscoverySources(*config.probing.fleet),
+                             base::SystemClock());
   discovery.Refresh();
   std::vector<Finding> findings;
   for (const auto& source : discovery.Status()) {
@@ -80,9 +81,9 @@ std::vector<Finding> FleetFindings(const AgentConfig& config) {
                                   std::string(kFleetDocs) + "#discovery"));
     }
   }
-  findings.push_back(
-      SelfFinding(*config.fleet, discovery.Targets(), fleet::LocalIdentity(ResponderPort(config))));
+  findings.push_back(SelfFinding(*config.probing.fleet, discovery.Targets(),
+                                 fleet::LocalIdentity(ResponderPort(config))));
   return findings;
 }
 
-}  // namespace rail::agent
+}  // namespace rail::commands

@@ -1,4 +1,4 @@
-#include "rail/agent/probe_command.h"
+#include "rail/commands/probe_command.h"
 
 #include <fmt/format.h>
 
@@ -6,11 +6,12 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 #include <ostream>
-#include <random>
 #include <thread>
 
 #include "rail/agent/config.h"
 #include "rail/base/build_info.h"
+#include "rail/commands/command_setup.h"
+#include "rail/commands/refused_retry.h"
 #include "rail/peer/client.h"
 #include "rail/probe/counters.h"
 #include "rail/probe/result_store.h"
@@ -18,7 +19,7 @@
 #include "rail/probing/wiring.h"
 #include "rail/sysfs/filesystem.h"
 
-namespace rail::agent {
+namespace rail::commands {
 namespace {
 
 std::string Micros(const std::optional<probe::LatencySummary>& rtt,
@@ -166,7 +167,7 @@ namespace {
 // them is not this host's.
 std::vector<probe::ProbeRail> SelectRails(const std::vector<probe::ProbeRail>& all_rails,
                                           const std::vector<std::string>& names,
-                                          std::ostream& err) {
+                                          const CommandSetup& setup) {
   std::vector<probe::ProbeRail> selected;
   for (const auto& rail : all_rails) {
     if (names.empty() || std::find(names.begin(), names.end(), rail.name) != names.end()) {
@@ -174,9 +175,9 @@ std::vector<probe::ProbeRail> SelectRails(const std::vector<probe::ProbeRail>& a
     }
   }
   if (selected.size() != (names.empty() ? all_rails.size() : names.size()) || selected.empty()) {
-    err << "rail_exporter probe: --rail: this host has no such rail (it has:";
-    for (const auto& rail : all_rails) err << " " << rail.name;
-    err << ")\n";
+    std::string has;
+    for (const auto& rail : all_rails) has += " " + rail.name;
+    setup.Error("--rail: this host has no such rail (it has:" + has + ")");
     return {};
   }
   return selected;
@@ -190,29 +191,27 @@ struct ProbeChoice {
 };
 
 // The choice the options make; nullopt, with the error written, when an option is not understood.
-std::optional<ProbeChoice> CheckOptions(const ProbeCommandOptions& options, std::ostream& err) {
+std::optional<ProbeChoice> CheckOptions(const ProbeCommandOptions& options,
+                                        const CommandSetup& setup) {
   const auto kind = probe::ParseProbeKind(options.kind);
   if (!kind) {
-    err << "rail_exporter probe: --kind: unknown probe kind '" << options.kind << "'\n";
+    setup.Error("--kind: unknown probe kind '" + options.kind + "'");
     return std::nullopt;
   }
   const auto operation = probe::ParseUcxOperation(options.operation);
   if (!operation) {
-    err << "rail_exporter probe: --operation: expected put, get or am\n";
+    setup.Error("--operation: expected put, get or am");
     return std::nullopt;
   }
-  if (options.output != "table" && options.output != "json") {
-    err << "rail_exporter probe: --output: expected table or json\n";
-    return std::nullopt;
-  }
+  if (!setup.OutputIsOneOf(options.output, {"table", "json"})) return std::nullopt;
   const auto memory = gpu::ParseMemoryType(options.memory);
   if (!memory) {
-    err << "rail_exporter probe: --memory: expected host, cuda or cuda_host\n";
+    setup.Error("--memory: expected host, cuda or cuda_host");
     return std::nullopt;
   }
   if (*memory != gpu::MemoryType::kHost && !probe::TakesMemoryType(*kind)) {
-    err << "rail_exporter probe: --memory " << options.memory
-        << " needs --kind ucx_throughput, multirail_capacity or ucx_multirail_throughput\n";
+    setup.Error("--memory " + options.memory +
+                " needs --kind ucx_throughput, multirail_capacity or ucx_multirail_throughput");
     return std::nullopt;
   }
   return ProbeChoice{*kind, *operation, *memory};
@@ -237,53 +236,22 @@ probe::ProbeParams ParamsFor(const ProbeCommandOptions& options, const ProbeChoi
   return params;
 }
 
-// A peer serving another initiator's bulk run refuses ours busy, and one whose per-peer rate
-// limit is spent refuses it `rate`: try again after its hint, stretched at random (other
-// initiators were refused too), this many times in all before reporting the refusal.
-constexpr int kRefusedAttempts = 5;
-
-std::vector<probe::ProbeResult> RunRetryingRefusals(probe::Probe& probe,
-                                                    const probe::ProbeParams& params,
-                                                    const probe::ProbeContext& context,
-                                                    std::ostream& err) {
-  std::mt19937_64 random{std::random_device{}()};
-  std::uniform_real_distribution<double> stretch(1.0, 1.5);
-  for (int attempt = 1;; ++attempt) {
-    std::vector<probe::ProbeResult> results = probing::RunProbeSizes(probe, params, context);
-    const bool rate = !results.empty() && !results.back().success &&
-                      results.back().error_reason == probe::kRateReason;
-    if (results.empty() || !(probe::IsBusy(results.back()) || rate) ||
-        attempt == kRefusedAttempts) {
-      return results;
-    }
-    const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(
-        std::max(results.back().retry_after, std::chrono::milliseconds(1000)) * stretch(random));
-    err << "rail_exporter probe: "
-        << (rate ? "the peer's rate limit refused the run"
-                 : "the peer is busy with another bulk transfer")
-        << "; retrying in " << wait.count() << " ms (" << attempt << " of " << kRefusedAttempts - 1
-        << ")\n";
-    std::this_thread::sleep_for(wait);
-  }
-}
-
 // Runs the probe the options describe; the exit status.
-int ProbeAndReport(const ProbeCommandOptions& options, const ProbeChoice& choice, std::ostream& out,
-                   std::ostream& err) {
-  AgentConfig config;
-  if (options.config_file) config = LoadConfigFile(*options.config_file);
+int ProbeAndReport(const ProbeCommandOptions& options, const ProbeChoice& choice,
+                   const CommandSetup& setup, std::ostream& out, std::ostream& err) {
+  const agent::AgentConfig config = CommandSetup::LoadConfig(options.config_file);
   sysfs::RootedFilesystem sys(options.sysfs_root);
-  const auto all_rails = probing::LocalProbeRails(sys, config);
-  const auto selected = SelectRails(all_rails, options.rails, err);
-  if (selected.empty()) return 2;
-  const auto secret_file = options.secret_file ? options.secret_file : config.responder.secret_file;
+  const auto all_rails = probing::LocalProbeRails(sys, config.probing);
+  const auto selected = SelectRails(all_rails, options.rails, setup);
+  if (selected.empty()) return kExitCouldNotRun;
+  const auto secret_file = CommandSetup::SecretFile(options.secret_file, config);
   if (!secret_file && !options.insecure) {
-    err << "rail_exporter probe: needs --peer.secret-file (or --peer.insecure)\n";
-    return 2;
+    setup.Error("needs --peer.secret-file (or --peer.insecure)");
+    return kExitCouldNotRun;
   }
   base::SteadyClock clock;
   probing::WorkerSettings worker{options.worker_path, options.sysfs_root, "warn", "logfmt"};
-  worker.environment = probing::UcxQuirkWorkaround(sys, config, {}, options.worker_path);
+  worker.environment = probing::UcxQuirkWorkaround(sys, config.probing, {}, options.worker_path);
   probing::ProbeWiring wiring(sys, all_rails, probing::LoadSecret(secret_file, "secret file"),
                               clock, 1024, std::move(worker));
   if (probe::NeedsUcx(choice.kind)) wiring.StartWorker();
@@ -292,17 +260,19 @@ int ProbeAndReport(const ProbeCommandOptions& options, const ProbeChoice& choice
   probe::ProbeParams params = ParamsFor(options, choice);
   auto probe = wiring.Probes()(choice.kind);
   if (!probe) {
-    err << "rail_exporter probe: this build cannot run " << options.kind << "\n";
-    return 2;
+    setup.Error("this build cannot run " + options.kind);
+    return kExitCouldNotRun;
   }
+  RefusedRetry retry;
+  retry.sleep = [](base::Duration wait) { std::this_thread::sleep_for(wait); };
   std::vector<probe::ProbeResult> results;
   for (const auto& rails : probing::RunsOver(choice.kind, selected)) {
     params.rails = rails;
-    for (auto& result : RunRetryingRefusals(*probe, params, context, err)) {
+    for (auto& result : RunRetryingRefusals(*probe, params, context, retry, err)) {
       result.peer = options.peer;
       // The same invariants as the agent's: a figure that cannot be true is no success here
       // either.
-      result.withheld = probe::CheckRunFigures(result, params, config.figures);
+      result.withheld = probe::CheckRunFigures(result, params, config.probing.figures);
       results.push_back(std::move(result));
     }
   }
@@ -310,20 +280,16 @@ int ProbeAndReport(const ProbeCommandOptions& options, const ProbeChoice& choice
   const bool all_good = std::all_of(results.begin(), results.end(), [](const auto& result) {
     return result.success && result.withheld.empty();
   });
-  return all_good ? 0 : 1;
+  return all_good ? kExitOk : kExitFailed;
 }
 
 }  // namespace
 
 int RunProbeCommand(const ProbeCommandOptions& options, std::ostream& out, std::ostream& err) {
-  const auto choice = CheckOptions(options, err);
-  if (!choice) return 2;
-  try {
-    return ProbeAndReport(options, *choice, out, err);
-  } catch (const std::exception& error) {
-    err << "rail_exporter probe: " << error.what() << "\n";
-    return 2;
-  }
+  const CommandSetup setup("probe", err);
+  const auto choice = CheckOptions(options, setup);
+  if (!choice) return kExitCouldNotRun;
+  return setup.Run([&] { return ProbeAndReport(options, *choice, setup, out, err); });
 }
 
-}  // namespace rail::agent
+}  // namespace rail::commands

@@ -1,4 +1,4 @@
-#include "rail/agent/plan_command.h"
+#include "rail/commands/plan_command.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-namespace rail::agent {
+namespace rail::commands {
 namespace {
 
 using ::testing::ElementsAre;
@@ -41,15 +41,15 @@ const std::vector<fleet::PlannedPair> kPlan = {
 
 // A configuration with a fleet section whose probes[] entries (none naming peers) are `kinds`,
 // each over `rails` (empty: every rail).
-AgentConfig FleetConfigWith(const std::vector<std::string>& kinds,
+agent::AgentConfig FleetConfigWith(const std::vector<std::string>& kinds,
                             const std::vector<std::string>& rails = {}) {
-  AgentConfig config;
-  config.fleet = FleetConfig{};
+  agent::AgentConfig config;
+  config.probing.fleet = probing::FleetConfig{};
   for (const auto& kind : kinds) {
-    ProbeConfig entry;
+    probing::ProbeConfig entry;
     entry.kind = kind;
     entry.rails = rails;
-    config.probes.push_back(entry);
+    config.probing.probes.push_back(entry);
   }
   return config;
 }
@@ -75,7 +75,7 @@ TEST(ProbesOfPlanTest, AnEntrysRailsNarrowItsProbes) {
       ElementsAre(PlanCommandProbe{"10.0.0.4:9841", "rail1", "ucx_throughput"}));
   EXPECT_THROW(
       ProbesOfPlan(FleetConfigWith({"ucx_throughput"}, {"rail7"}), {"rail0", "rail1"}, kPlan),
-      ConfigError);
+      agent::ConfigError);
 }
 
 TEST(ProbesOfPlanTest, EntriesOfOneKindAreListedOnce) {
@@ -85,8 +85,8 @@ TEST(ProbesOfPlanTest, EntriesOfOneKindAreListedOnce) {
 
 TEST(ProbesOfPlanTest, EntriesNamingPeersAreNotThePlans) {
   auto config = FleetConfigWith({"ucx_rtt"});
-  config.peers.push_back({"b", "10.0.0.9:9841"});
-  config.probes.front().peers = {"b"};
+  config.probing.peers.push_back({"b", "10.0.0.9:9841"});
+  config.probing.probes.front().peers = {"b"};
   EXPECT_THAT(ProbesOfPlan(config, {"rail0", "rail1"}, kPlan), IsEmpty());
 }
 
@@ -267,4 +267,4 @@ TEST(PlanCommandTest, DefaultRailsComeFromSysfs) {
 }
 
 }  // namespace
-}  // namespace rail::agent
+}  // namespace rail::commands

@@ -2,7 +2,7 @@
 // peer's hello, through health::EvaluateSnapshot; each verdict becomes a finding with its evidence
 // and remedy. The INFO findings are facts a person needs beside the verdicts (the GID index to
 // pass to UCX, the GPUs and their nearest NICs, what the worker could load), never verdicts.
-#include "rail/agent/doctor.h"
+#include "rail/commands/doctor.h"
 
 #include <spdlog/fmt/fmt.h>
 
@@ -12,10 +12,11 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 
-#include "agent/doctor_fleet.h"
+#include "commands/doctor_fleet.h"
 #include "rail/agent/config.h"
 #include "rail/base/build_info.h"
 #include "rail/base/clock.h"
+#include "rail/commands/command_setup.h"
 #include "rail/gpu/gpudirect.h"
 #include "rail/health/remedies.h"
 #include "rail/health/snapshot_checks.h"
@@ -29,7 +30,7 @@
 #include "rail/sysfs/filesystem.h"
 #include "rail/sysfs/read_errors.h"
 
-namespace rail::agent {
+namespace rail::commands {
 
 namespace {
 
@@ -275,10 +276,10 @@ Finding CapabilitiesFinding(const std::optional<probe::WorkerCapabilities>& capa
 
 // With --peer: connects and records the hello as a result the peer checks read (a failed run
 // with the peer's versions: the probe-derived checks skip it).
-std::optional<Finding> AskPeer(const DoctorOptions& options, const AgentConfig& config,
+std::optional<Finding> AskPeer(const DoctorOptions& options, const agent::AgentConfig& config,
                                const sysfs::Filesystem& sys, probe::ResultStore& store) {
   if (options.peer.empty()) return std::nullopt;
-  const auto secret_file = options.secret_file ? options.secret_file : config.responder.secret_file;
+  const auto secret_file = CommandSetup::SecretFile(options.secret_file, config);
   if (!secret_file && !options.insecure) {
     throw std::runtime_error("--peer needs --peer.secret-file (or --peer.insecure)");
   }
@@ -321,8 +322,7 @@ void CheckRoot(const std::string& root, const char* flag) {
 std::vector<Finding> Diagnose(const DoctorOptions& options) {
   // procfs may be absent (a fixture tree without proc/): only the bonds' files are read there.
   CheckRoot(options.sysfs_root, "--path.sysfs");
-  AgentConfig config;
-  if (options.config_file) config = LoadConfigFile(*options.config_file);
+  const agent::AgentConfig config = CommandSetup::LoadConfig(options.config_file);
   sysfs::RootedFilesystem sys(options.sysfs_root);
   sysfs::RootedFilesystem proc(options.procfs_root);
   probe::ResultStore store;
@@ -337,8 +337,8 @@ std::vector<Finding> Diagnose(const DoctorOptions& options) {
   inventory::Sources sources;
   sources.sys = &sys;
   sources.proc = &proc;
-  sources.rails = config.rails;
-  sources.discover_unlisted = config.DiscoverUnlisted();
+  sources.rails = config.probing.rails;
+  sources.discover_unlisted = config.probing.DiscoverUnlisted();
   sources.fabric = true;
   std::unique_ptr<sysfs::RootedFilesystem> ethtool_dumps;
   std::unique_ptr<nic::DumpStatisticsSource> recorded;
@@ -356,7 +356,7 @@ std::vector<Finding> Diagnose(const DoctorOptions& options) {
   inventory::Snapshot snapshot(sources, errors);
   health::Context context;
   context.thresholds = config.health;
-  context.figures = config.figures;
+  context.figures = config.probing.figures;
   context.results = &store;
   context.interface_addresses = health::ReadInterfaceAddresses;
   context.own_agent_version = base::GetBuildInfo().version;
@@ -379,22 +379,16 @@ std::vector<Finding> Diagnose(const DoctorOptions& options) {
 }  // namespace
 
 int RunDoctor(const DoctorOptions& options, std::ostream& out, std::ostream& err) {
-  if (options.output != "text" && options.output != "json") {
-    err << "rail_exporter doctor: --output: expected text or json\n";
-    return 2;
-  }
-  std::vector<Finding> findings;
-  try {
-    findings = Diagnose(options);
-  } catch (const std::exception& error) {
-    err << "rail_exporter doctor: " << error.what() << "\n";
-    return 2;
-  }
-  out << (options.output == "json" ? FormatDoctorJson(findings) : FormatDoctorText(findings));
-  const bool failed = std::any_of(findings.begin(), findings.end(), [](const Finding& finding) {
-    return finding.status == FindingStatus::kFail;
+  const CommandSetup setup("doctor", err);
+  if (!setup.OutputIsOneOf(options.output, {"text", "json"})) return kExitCouldNotRun;
+  return setup.Run([&] {
+    const std::vector<Finding> findings = Diagnose(options);
+    out << (options.output == "json" ? FormatDoctorJson(findings) : FormatDoctorText(findings));
+    const bool failed = std::any_of(findings.begin(), findings.end(), [](const Finding& finding) {
+      return finding.status == FindingStatus::kFail;
+    });
+    return failed ? kExitFailed : kExitOk;
   });
-  return failed ? 1 : 0;
 }
 
-}  // namespace rail::agent
+}  // namespace rail::commands

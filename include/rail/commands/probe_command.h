@@ -11,7 +11,7 @@
 #include "rail/probe/result.h"
 #include "rail/probing/config.h"
 
-namespace rail::agent {
+namespace rail::commands {
 
 struct ProbeCommandOptions {
   std::string peer;                // host[:port] of the peer's responder
@@ -41,4 +41,4 @@ int RunProbeCommand(const ProbeCommandOptions& options, std::ostream& out, std::
 std::string FormatProbeTable(const std::vector<probe::ProbeResult>& results);
 std::string FormatProbeJson(const std::vector<probe::ProbeResult>& results);
 
-}  // namespace rail::agent
+}  // namespace rail::commands

@@ -12,7 +12,7 @@
 
 #include "rail/gpu/driver.h"
 
-namespace rail::agent {
+namespace rail::commands {
 
 struct DoctorOptions {
   std::string sysfs_root = "/sys";
@@ -47,4 +47,4 @@ std::string FormatDoctorJson(const std::vector<Finding>& findings);
 // option, unreadable root, broken configuration), with one line on `err`.
 int RunDoctor(const DoctorOptions& options, std::ostream& out, std::ostream& err);
 
-}  // namespace rail::agent
+}  // namespace rail::commands

@@ -3,9 +3,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "rail/agent/doctor.h"
+#include "rail/commands/doctor.h"
 
-namespace rail::agent {
+namespace rail::commands {
 
 const char* FindingStatusName(FindingStatus status) {
   switch (status) {
@@ -59,4 +59,4 @@ std::string FormatDoctorJson(const std::vector<Finding>& findings) {
   return json.dump(2) + "\n";
 }
 
-}  // namespace rail::agent
+}  // namespace rail::commands

@@ -1,8 +1,8 @@
-#include "rail/agent/lifecycle.h"
+#include "rail/commands/lifecycle.h"
 
 #include <spdlog/spdlog.h>
 
-namespace rail::agent {
+namespace rail::commands {
 
 sigset_t LifecycleSignals() {
   sigset_t signals;
@@ -49,4 +49,4 @@ void Lifecycle::WaitForSignals() {
   }
 }
 
-}  // namespace rail::agent
+}  // namespace rail::commands

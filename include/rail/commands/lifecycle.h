@@ -11,7 +11,7 @@
 #include <mutex>
 #include <thread>
 
-namespace rail::agent {
+namespace rail::commands {
 
 // SIGINT, SIGTERM and SIGHUP: what the agent answers on its signal thread (Lifecycle).
 sigset_t LifecycleSignals();
@@ -45,4 +45,4 @@ class Lifecycle {
   std::thread thread_;
 };
 
-}  // namespace rail::agent
+}  // namespace rail::commands
