@@ -18,6 +18,7 @@
 #include "rail/base/clock.h"
 #include "rail/commands/command_setup.h"
 #include "rail/gpu/gpudirect.h"
+#include "rail/health/evidence.h"
 #include "rail/health/remedies.h"
 #include "rail/health/snapshot_checks.h"
 #include "rail/inventory/snapshot.h"
@@ -36,62 +37,6 @@ namespace {
 
 constexpr std::chrono::seconds kPeerTimeout{5};
 
-const inventory::Rail* FindRail(const std::vector<inventory::Rail>& rails,
-                                const std::string& name) {
-  for (const auto& rail : rails) {
-    if (rail.name == name) return &rail;
-  }
-  return nullptr;
-}
-
-std::string PortFiles(const inventory::Rail* rail, const std::string& files) {
-  if (rail == nullptr || rail->device.empty()) return "sysfs class/infiniband/";
-  return fmt::format("sysfs class/infiniband/{}/ports/{}/{}", rail->device, rail->port, files);
-}
-
-std::string PciFiles(inventory::Snapshot& snapshot, const inventory::Rail* rail) {
-  const auto& topology = snapshot.Topology();
-  if (rail == nullptr) {
-    std::vector<std::string> gpus;
-    for (const auto& gpu : topology.gpus) gpus.push_back(gpu.pci_bus_id);
-    return fmt::format(
-        "sysfs bus/pci/devices/{{{}}}/{{current,max}}_link_width; a GPU's speed "
-        "only from cuda probe runs",
-        fmt::join(gpus, ","));
-  }
-  if (const auto* device = inventory::FindRdmaDevice(topology, rail->device)) {
-    return fmt::format("sysfs bus/pci/devices/{}/{{current,max}}_link_{{speed,width}}",
-                       device->pci_bus_id);
-  }
-  return "sysfs bus/pci/devices/";
-}
-
-// The file or probe a verdict rests on.
-std::string Evidence(const health::CheckResult& verdict, inventory::Snapshot& snapshot) {
-  const auto* rail = FindRail(snapshot.Rails(), verdict.rail);
-  const auto& check = verdict.check;
-  if (check == "port_active") return PortFiles(rail, "{state,phys_state}");
-  if (check == "port_rate") return PortFiles(rail, "rate");
-  if (check == "roce_gid") return PortFiles(rail, "{gids,gid_attrs/types,gid_attrs/ndevs}/*");
-  if (check == "counter_saturated") return PortFiles(rail, "{counters,counters_ext}/*");
-  if (check == "duplicate_subnet") return "the interfaces' IPv4 addresses (getifaddrs)";
-  if (check == "mtu") return "sysfs class/net/" + (rail ? rail->netdev : "") + "/mtu";
-  if (check == "peer_mtu" || check == "peer_version") return "the hello of peer " + verdict.peer;
-  if (check == "pcie_link") return PciFiles(snapshot, rail);
-  if (check == "gpu_nic_affinity") return "the PCIe tree (sysfs bus/pci/devices/ link targets)";
-  if (check == "nic_temperature") return "sysfs class/hwmon/<the NIC's hwmon>/temp*";
-  if (check == "qos_config") {
-    const auto netdev = rail ? rail->netdev : "<netdev>";
-    return fmt::format("DCB netlink (dcb pfc show dev {0}; dcb app show dev {0})", netdev);
-  }
-  if (check == "ucx_device_quirk") return PortFiles(rail, "gids/*") + "; the worker's UCX version";
-  if (check == "gpu_direct") {
-    return "the probe worker's --capabilities (CUDA driver, dma-buf, UCX memory types); sysfs "
-           "kernel/mm/memory_peers/, module/nvidia_peermem/";
-  }
-  return "the probe results";  // multirail_striping, probe_throughput, transport_fallback, ...
-}
-
 Finding FromVerdict(const health::CheckResult& verdict, inventory::Snapshot& snapshot) {
   Finding finding;
   // A held-back check is no pass: doctor says why it could not judge.
@@ -103,7 +48,7 @@ Finding FromVerdict(const health::CheckResult& verdict, inventory::Snapshot& sna
   finding.peer = verdict.peer;
   finding.summary =
       verdict.ok && !verdict.held_back ? health::CheckSummary(verdict.check) : verdict.reason;
-  finding.evidence = Evidence(verdict, snapshot);
+  finding.evidence = health::Evidence(verdict, snapshot.Rails(), snapshot.Topology());
   if (!verdict.ok) finding.fix = health::Remedy(verdict, snapshot.Rails(), &snapshot.Topology());
   return finding;
 }
@@ -166,10 +111,11 @@ void GidIndexes(inventory::Snapshot& snapshot, const std::string& ucx_version,
                            ucx_version, quirk->driver, probe::UcxQuirkSettings()[0],
                            probe::UcxQuirkSettings()[1]);
     }
-    out.push_back(Info("roce_gid_index", rail.name,
-                       fmt::format("RoCE v2 GID index {} carries {} on {}: {}", gid->index,
-                                   rail.ipv4, rail.netdev, advice),
-                       PortFiles(&rail, fmt::format("gids/{0}, gid_attrs/types/{0}", gid->index))));
+    out.push_back(Info(
+        "roce_gid_index", rail.name,
+        fmt::format("RoCE v2 GID index {} carries {} on {}: {}", gid->index, rail.ipv4, rail.netdev,
+                    advice),
+        health::PortEvidence(&rail, fmt::format("gids/{0}, gid_attrs/types/{0}", gid->index))));
   }
 }
 
