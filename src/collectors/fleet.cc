@@ -27,17 +27,24 @@ void AddDiscovery(const fleet::FleetStatus& status, std::vector<prometheus::Metr
                         "Failed refreshes of a discovery source; it kept its last good list.");
   auto success = Gauge("rail_fleet_discovery_last_success_timestamp_seconds",
                        "When a discovery source last refreshed successfully (Unix time).");
+  auto fetch_seconds = Gauge("rail_fleet_discovery_last_fetch_seconds",
+                             "How long a discovery source's last fetch took, failed ones included.");
+  auto fetch_cpu = Gauge("rail_fleet_discovery_last_fetch_cpu_seconds",
+                         "CPU the agent spent in a discovery source's last fetch (parsing, TLS).");
   for (const auto& source : status.sources) {
     const detail::Labels labels = {{"source", source.name}};
     targets.Add(labels, static_cast<double>(source.targets));
     refreshes.Add(labels, static_cast<double>(source.refreshes));
     errors.Add(labels, static_cast<double>(source.failures));
     if (source.last_success) success.Add(labels, Seconds(*source.last_success));
+    if (source.refreshes > 0) {
+      fetch_seconds.Add(labels, source.last_fetch_seconds);
+      fetch_cpu.Add(labels, source.last_fetch_cpu_seconds);
+    }
   }
-  targets.MoveTo(out);
-  refreshes.MoveTo(out);
-  errors.MoveTo(out);
-  success.MoveTo(out);
+  for (auto* family : {&targets, &refreshes, &errors, &success, &fetch_seconds, &fetch_cpu}) {
+    family->MoveTo(out);
+  }
 }
 
 void AddPlan(const fleet::FleetStatus& status, std::size_t probe_series,

@@ -1,5 +1,7 @@
 #include "rail/fleet/discovery.h"
 
+#include <ctime>
+
 #include <spdlog/spdlog.h>
 
 namespace rail::fleet {
@@ -35,6 +37,28 @@ void Record(const FetchResult& result, base::WallTime now, SourceStatus* status,
   }
 }
 
+// CPU time the calling thread has used, in seconds (CLOCK_THREAD_CPUTIME_ID).
+double ThreadCpuSeconds() {
+  timespec now{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+  return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) * 1e-9;
+}
+
+struct TimedFetch {
+  FetchResult result;
+  double seconds = 0;
+  double cpu_seconds = 0;
+};
+
+TimedFetch TimeFetch(Source& source, const base::Clock& clock) {
+  const base::TimePoint start = clock.Now();
+  const double cpu_start = ThreadCpuSeconds();
+  TimedFetch fetch{source.Fetch()};
+  fetch.cpu_seconds = ThreadCpuSeconds() - cpu_start;
+  fetch.seconds = std::chrono::duration<double>(clock.Now() - start).count();
+  return fetch;
+}
+
 }  // namespace
 
 Discovery::Discovery(std::vector<std::unique_ptr<Source>> sources, const base::Clock& clock)
@@ -60,15 +84,17 @@ bool Discovery::Refresh() {
       if (!entry.next_due || *entry.next_due <= now) due.push_back(&entry);
     }
   }
-  std::vector<FetchResult> results;
+  std::vector<TimedFetch> results;
   results.reserve(due.size());
-  for (Entry* entry : due) results.push_back(entry->source->Fetch());
+  for (Entry* entry : due) results.push_back(TimeFetch(*entry->source, clock_));
 
   std::lock_guard lock(mutex_);
   const base::TimePoint now = clock_.Now();
   for (std::size_t i = 0; i < due.size(); ++i) {
     Entry& entry = *due[i];
-    Record(results[i], clock_.WallNow(), &entry.status, &entry.last_good);
+    Record(results[i].result, clock_.WallNow(), &entry.status, &entry.last_good);
+    entry.status.last_fetch_seconds = results[i].seconds;
+    entry.status.last_fetch_cpu_seconds = results[i].cpu_seconds;
     entry.next_due = now + entry.source->RefreshInterval();
   }
   std::vector<Target> merged = MergedLocked();

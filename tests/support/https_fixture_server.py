@@ -13,7 +13,8 @@ both as Kubernetes Status objects.
 A route with "generate" instead of "file" answers a Service of many endpoints as the API server
 does, from a list it makes up: {"endpoints": 10000, "per_slice": 100, "port": 9841,
 "expire_at_page": 3, "expire_times": 1, "expire_after_lists": 0, "change_at_page": 2,
-"change_times": 1}. The slices (per_slice endpoints each, addresses in 10.0.0.0/8) come in pages
+"change_times": 1, "first_octet": 10}. The slices (per_slice endpoints each, addresses in
+<first_octet>.0.0.0/8: 10 by default, 127 for a benchmark on loopback) come in pages
 of the request's `limit`, joined by `continue` tokens that name the list's resourceVersion and the
 next slice; every page carries the list's resourceVersion. Optional faults, each counted per
 route: the request for page expire_at_page (1 is the first) is answered 410 Gone (an expired
@@ -79,7 +80,8 @@ class GeneratedService:
     def address(self, index):
         if index < self.replaced:
             index += self.spec["endpoints"]  # the replacement, a new address
-        return "10.%d.%d.%d" % (1 + index // 62500, index // 250 % 250, index % 250 + 1)
+        return "%d.%d.%d.%d" % (self.spec.get("first_octet", 10), 1 + index // 62500,
+                                index // 250 % 250, index % 250 + 1)
 
     def slice_(self, number, first, count):
         name = "rail-exporter-gen-%05d" % number

@@ -42,6 +42,10 @@ struct SourceStatus {
   std::uint64_t refreshes = 0;
   std::uint64_t failures = 0;
   std::optional<base::WallTime> last_success;
+  // The last fetch, failed ones included: how long it took (the injected clock) and the CPU the
+  // fleet thread spent in it (its thread CPU clock: parsing, TLS, c-ares), in seconds.
+  double last_fetch_seconds = 0;
+  double last_fetch_cpu_seconds = 0;
 };
 
 // Thread-safe: the fleet thread refreshes, scrapes read Targets and Status.
