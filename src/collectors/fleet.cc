@@ -27,8 +27,9 @@ void AddDiscovery(const fleet::FleetStatus& status, std::vector<prometheus::Metr
                         "Failed refreshes of a discovery source; it kept its last good list.");
   auto success = Gauge("rail_fleet_discovery_last_success_timestamp_seconds",
                        "When a discovery source last refreshed successfully (Unix time).");
-  auto fetch_seconds = Gauge("rail_fleet_discovery_last_fetch_seconds",
-                             "How long a discovery source's last fetch took, failed ones included.");
+  auto fetch_seconds =
+      Gauge("rail_fleet_discovery_last_fetch_seconds",
+            "How long a discovery source's last fetch took, failed ones included.");
   auto fetch_cpu = Gauge("rail_fleet_discovery_last_fetch_cpu_seconds",
                          "CPU the agent spent in a discovery source's last fetch (parsing, TLS).");
   for (const auto& source : status.sources) {

@@ -1,8 +1,8 @@
 #include "rail/fleet/discovery.h"
 
-#include <ctime>
-
 #include <spdlog/spdlog.h>
+
+#include <ctime>
 
 namespace rail::fleet {
 namespace {
