@@ -1,8 +1,8 @@
-# Precompiled headers for the sanitizer builds (scripts/sanitize), a build-time measure only: every
+# Precompiled headers for the ASan build (scripts/sanitize), a build-time measure only: every
 # source still includes what it uses, and the normal build, without them, fails where one does not.
 #
 # nlohmann/json is parsed by 194 of the tree's 338 translation units and GoogleTest with gMock by
-# every test source: about 2.5 s of each unit's compile on CI's two cores, in each sanitizer build.
+# every test source: parsing them is part of each unit's compile, in the ASan build about a tenth.
 # Two headers are compiled once per build directory, by two targets of their own, and reused by
 # every library and test binary:
 #   rail_precompiled_layers  the C++ standard library headers the layers use, and nlohmann/json
@@ -13,9 +13,9 @@
 # the definitions the users add (spdlog's, the tests' paths) are allowed. Neither header holds
 # spdlog or fmt, whose definitions (SPDLOG_FMT_EXTERNAL, ...) decide their code.
 #
-# Off by default: at -O2, GCC 12 reports libstdc++'s own inlined string copies as out of bounds
-# (-Warray-bounds, as in src/gpu/gpudirect.cc's string sums) when they come from a precompiled
-# header, and not otherwise. The sanitizer builds (-O0, -O1) do not meet it.
+# Off by default: once optimizing (-O1 and above), GCC 12 reports libstdc++'s own inlined string
+# copies as out of bounds (-Warray-bounds, as in src/gpu/gpudirect.cc's string sums) when they
+# come from a precompiled header, and not otherwise. The ASan build (-O0) does not meet it.
 option(RAIL_PRECOMPILED_HEADERS "Reuse precompiled standard, JSON and GoogleTest headers" OFF)
 if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
   set(RAIL_PRECOMPILED_HEADERS OFF)
