@@ -32,7 +32,7 @@ import json
 import os
 import re
 import shutil
-import signal
+import socket
 import statistics
 import subprocess
 import sys
@@ -42,7 +42,7 @@ import urllib.request
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
-from scrape_common import free_ports  # noqa: E402
+from scrape_common import free_ports, stop_process  # noqa: E402
 
 DNSMASQ = "/usr/sbin/dnsmasq"
 STAND_IN = os.path.join(ROOT, "tests", "support", "https_fixture_server.py")
@@ -64,13 +64,7 @@ class Server:
         self.process = subprocess.Popen(argv, **kwargs)
 
     def stop(self):
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        stop_process(self.process)
 
 
 def start_dnsmasq(work, size):
@@ -134,7 +128,6 @@ def write_file_sd(work, size):
 
 
 def wait_for_tcp(port, seconds):
-    import socket
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         try:
@@ -238,6 +231,8 @@ def table(results, sizes):
         for size, (fetch, cpu, rss) in zip(sizes, rows):
             lines.append("| %s | %s | %.3f s | %.3f s | %.1f MiB |"
                          % (source, format(size, ","), fetch, cpu, rss / 2**20))
+    if len(set(sizes)) < 2:
+        return "\n".join(lines) + "\n"  # one size: no slope
     lines += ["", "| source | RSS growth per target (slope over the sizes) |", "|---|---:|"]
     for source, rows in results.items():
         lines.append("| %s | %.0f bytes |" % (source, slope(sizes, [r[2] for r in rows])))

@@ -60,6 +60,17 @@ def free_ports(count):
             s.close()
 
 
+def stop_process(proc, grace=10):
+    """SIGTERM, then SIGKILL after `grace` seconds; reaped either way."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
 def scrape(url, timeout=60.0):
     """One GET without gzip; returns (seconds, body bytes)."""
     request = urllib.request.Request(url, headers={"Accept-Encoding": "identity"})
@@ -170,13 +181,8 @@ class Exporter:
         return self.log.read()
 
     def stop(self):
-        if self.proc and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        if self.proc:
+            stop_process(self.proc)
 
 
 def node_exporter(binary, sysfs, procfs):
