@@ -2,8 +2,6 @@
 
 #include <spdlog/spdlog.h>
 
-#include <ctime>
-
 namespace rail::fleet {
 namespace {
 
@@ -37,13 +35,6 @@ void Record(const FetchResult& result, base::WallTime now, SourceStatus* status,
   }
 }
 
-// CPU time the calling thread has used, in seconds (CLOCK_THREAD_CPUTIME_ID).
-double ThreadCpuSeconds() {
-  timespec now{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
-  return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) * 1e-9;
-}
-
 struct TimedFetch {
   FetchResult result;
   double seconds = 0;
@@ -52,9 +43,9 @@ struct TimedFetch {
 
 TimedFetch TimeFetch(Source& source, const base::Clock& clock) {
   const base::TimePoint start = clock.Now();
-  const double cpu_start = ThreadCpuSeconds();
+  const double cpu_start = base::ThreadCpuSeconds();
   TimedFetch fetch{source.Fetch()};
-  fetch.cpu_seconds = ThreadCpuSeconds() - cpu_start;
+  fetch.cpu_seconds = base::ThreadCpuSeconds() - cpu_start;
   fetch.seconds = std::chrono::duration<double>(clock.Now() - start).count();
   return fetch;
 }

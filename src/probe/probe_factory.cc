@@ -1,5 +1,3 @@
-#include <time.h>
-
 #include <algorithm>
 #include <string_view>
 
@@ -8,12 +6,6 @@
 #include "rail/probe/tcp.h"
 
 namespace rail::probe {
-
-double ThreadCpuSeconds() {
-  timespec now{};
-  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now) != 0) return 0;
-  return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) * 1e-9;
-}
 
 namespace {
 

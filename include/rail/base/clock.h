@@ -30,4 +30,9 @@ class SteadyClock final : public Clock {
 // The process's clock, for code that has no reason to be handed another one.
 const Clock& SystemClock();
 
+// CPU time the calling thread has used (CLOCK_THREAD_CPUTIME_ID), in seconds; 0 if it cannot be
+// read. What a probe or a discovery fetch cost, read before and after: a measurement, never a
+// decision, so it is no Clock's.
+double ThreadCpuSeconds();
+
 }  // namespace rail::base

@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 
+#include "rail/base/clock.h"
 #include "rail/probe/counters.h"
 #include "rail/probe/result.h"
 
@@ -51,8 +52,7 @@ std::unique_ptr<Probe> MakeTcpProbe(ProbeKind kind);
 // (WorkerProbeMaker), every kind in process in the worker and the tests (MakeProbe, in_process.h).
 using ProbeMaker = std::function<std::unique_ptr<Probe>(ProbeKind kind)>;
 
-// CPU time the calling thread has used (CLOCK_THREAD_CPUTIME_ID), in seconds. Read it before and
-// after a probe operation, on each side, to report the CPU the probe cost.
-double ThreadCpuSeconds();
+// Read before and after a probe operation, on each side, to report the CPU the probe cost.
+using base::ThreadCpuSeconds;
 
 }  // namespace rail::probe
