@@ -14,6 +14,15 @@ namespace rail::collectors::detail {
 
 using Labels = std::vector<prometheus::ClientMetric::Label>;
 
+// `labels` and one more, allocated once at their final size.
+inline Labels With(const Labels& labels, const char* name, std::string value) {
+  Labels out;
+  out.reserve(labels.size() + 1);
+  out.insert(out.end(), labels.begin(), labels.end());
+  out.push_back({name, std::move(value)});
+  return out;
+}
+
 class FamilyBuilder {
  public:
   FamilyBuilder(std::string name, std::string help, prometheus::MetricType type) {

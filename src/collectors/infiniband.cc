@@ -75,14 +75,7 @@ constexpr std::pair<const char*, const char*> kNetdevCounterFiles[] = {
     {"rx_packets", "port_rcv_packets"},
 };
 
-// `labels` and one more, allocated once at their final size.
-Labels With(const Labels& labels, const char* name, std::string value) {
-  Labels out;
-  out.reserve(labels.size() + 1);
-  out.insert(out.end(), labels.begin(), labels.end());
-  out.push_back({name, std::move(value)});
-  return out;
-}
+using detail::With;
 
 constexpr std::size_t kNamedCounters = std::size(kCounterMetrics);
 

@@ -20,10 +20,7 @@ namespace {
 
 using detail::Labels;
 
-Labels With(Labels labels, const char* name, std::string value) {
-  labels.push_back({name, std::move(value)});
-  return labels;
-}
+using detail::With;
 
 // The kinds whose buffers may be GPU memory carry the memory type (and their runs what moved
 // it); the others move host memory only and keep their labels.

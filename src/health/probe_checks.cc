@@ -27,14 +27,14 @@ std::vector<const probe::SeriesState*> CurrentSuccesses(const HealthInputs& inpu
 }
 
 // What a check found about one rail and peer: failures, or why it could not judge.
-struct Findings {
+struct PeerFindings {
   std::vector<std::string> failures;
   std::vector<std::string> held_back;
   bool judged = false;
 };
 
 void Emit(const char* check, const std::string& rail, const std::string& peer,
-          const Findings& findings, std::vector<CheckResult>& out) {
+          const PeerFindings& findings, std::vector<CheckResult>& out) {
   if (!findings.failures.empty()) {
     out.push_back(Verdict(check, rail, peer, Join(findings.failures, "; ")));
   } else if (!findings.held_back.empty()) {
@@ -66,7 +66,7 @@ std::string SpreadText(const probe::ProbeResult& run) {
 }
 
 // The share of the bytes the busiest rail carried, by the rails' own counters.
-void JudgeShares(const HealthInputs& inputs, std::map<std::string, Findings>& by_peer) {
+void JudgeShares(const HealthInputs& inputs, std::map<std::string, PeerFindings>& by_peer) {
   const double max_share = inputs.thresholds.multirail_max_rail_share;
   for (const auto* state : CurrentSuccesses(inputs)) {
     const auto busiest = probe::BusiestProbedRail(state->last);
@@ -90,7 +90,7 @@ void JudgeShares(const HealthInputs& inputs, std::map<std::string, Findings>& by
 }
 
 // UCX's striping against every rail driven at once (probe/striping.h).
-void JudgeEfficiencies(const HealthInputs& inputs, std::map<std::string, Findings>& by_peer) {
+void JudgeEfficiencies(const HealthInputs& inputs, std::map<std::string, PeerFindings>& by_peer) {
   const double minimum = inputs.thresholds.multirail_min_efficiency;
   std::vector<probe::StripingEfficiency> computed;
   if (inputs.striping == nullptr) {
@@ -128,7 +128,7 @@ void JudgeEfficiencies(const HealthInputs& inputs, std::map<std::string, Finding
 }
 
 void CheckStriping(const HealthInputs& inputs, std::vector<CheckResult>& out) {
-  std::map<std::string, Findings> by_peer;
+  std::map<std::string, PeerFindings> by_peer;
   JudgeShares(inputs, by_peer);
   JudgeEfficiencies(inputs, by_peer);
   for (const auto& [peer, findings] : by_peer) {
@@ -183,7 +183,7 @@ void CheckThroughput(const HealthInputs& inputs, std::vector<CheckResult>& out) 
   // Single-rail bulk series grouped by what makes rails comparable: peer, kind and size.
   using Group = std::tuple<std::string, std::string, std::uint64_t>;
   std::map<Group, std::vector<const probe::SeriesState*>> groups;
-  std::map<RailPeer, Findings> findings;
+  std::map<RailPeer, PeerFindings> findings;
   for (const auto* state : CurrentSuccesses(inputs)) {
     const auto kind = state->last.kind;
     if (kind != probe::ProbeKind::kUcxThroughput && kind != probe::ProbeKind::kTcpThroughput) {

@@ -2,6 +2,7 @@
 
 #include "rail/peer/messages.h"
 #include "rail/peer/session_messages.h"
+#include "shared_helpers.h"
 
 namespace rail::peer {
 
@@ -13,11 +14,7 @@ using Clock = std::chrono::steady_clock;
 // Bounds the courtesy error message sent before giving up.
 constexpr std::chrono::milliseconds kErrorSendWait{200};
 
-bool Fail(NetError* error, std::string reason, std::string message) {
-  error->reason = std::move(reason);
-  error->message = std::move(message);
-  return false;
-}
+using detail::Fail;
 
 }  // namespace
 

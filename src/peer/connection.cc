@@ -14,6 +14,8 @@
 #include <cstring>
 #include <memory>
 
+#include "shared_helpers.h"
+
 namespace rail::peer {
 
 namespace {
@@ -21,15 +23,9 @@ namespace {
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
-bool Fail(NetError* error, std::string reason, std::string message) {
-  error->reason = std::move(reason);
-  error->message = std::move(message);
-  return false;
-}
+using detail::Fail;
 
-std::string ErrnoText(int error_number) {
-  return std::strerror(error_number);
-}
+using detail::ErrnoText;
 
 std::string ConnectReason(int error_number) {
   switch (error_number) {

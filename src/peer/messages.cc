@@ -5,6 +5,7 @@
 
 #include "rail/peer/encoding.h"
 #include "rail/peer/framing.h"
+#include "shared_helpers.h"
 
 namespace rail::peer {
 
@@ -12,9 +13,7 @@ namespace {
 
 using nlohmann::json;
 
-json Envelope(const char* type) {
-  return json{{"v", kProtocolVersion}, {"type", type}};
-}
+using detail::Envelope;
 
 // Reads the fields of one message, turning the first problem into an error that names the
 // message type and the field.

@@ -17,6 +17,7 @@
 
 #include "rail/base/log.h"
 #include "responder_session.h"
+#include "shared_helpers.h"
 
 namespace rail::peer {
 
@@ -29,9 +30,7 @@ constexpr std::chrono::minutes kReplayCacheAge{10};
 constexpr int kAcceptBurst = 64;
 constexpr std::chrono::seconds kRefusalLogInterval{10};
 
-std::string ErrnoText(int error_number) {
-  return std::strerror(error_number);
-}
+using detail::ErrnoText;
 
 void Signal(int event_fd) {
   const std::uint64_t one = 1;

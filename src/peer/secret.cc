@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "rail/base/unique_fd.h"
+#include "shared_helpers.h"
 
 namespace rail::peer {
 
@@ -29,9 +30,7 @@ class ScopedCleanse {
   std::string* buffer_;
 };
 
-std::string ErrnoText(int error_number) {
-  return std::strerror(error_number);
-}
+using detail::ErrnoText;
 
 // Others never, and the group only to read, and only where another user (root, kubelet) owns the
 // file and grants it to the agent's own group: how the package and a Kubernetes Secret with

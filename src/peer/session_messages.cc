@@ -3,6 +3,7 @@
 #include <array>
 
 #include "rail/peer/framing.h"
+#include "shared_helpers.h"
 
 namespace rail::peer {
 
@@ -10,9 +11,7 @@ namespace {
 
 using nlohmann::json;
 
-json Envelope(const char* type) {
-  return json{{"v", kProtocolVersion}, {"type", type}};
-}
+using detail::Envelope;
 
 bool CheckType(const json& message, const char* type, std::string* error) {
   error->clear();

@@ -10,7 +10,7 @@ namespace {
 using detail::JoinPath;
 using detail::Presence;
 
-constexpr std::string_view kClassDir = "class/net";
+constexpr std::string_view kBondNetClassDir = "class/net";
 
 // bonding_masters and bonding/slaves are one line of space-separated names.
 std::vector<std::string> SplitWords(std::string_view text) {
@@ -38,7 +38,7 @@ std::optional<std::string> SlaveAttributeDir(const Filesystem& sys, const std::s
                                              const std::string& slave) {
   for (const std::string& candidate :
        {JoinPath(bond_dir, "lower_" + slave), JoinPath(bond_dir, "slave_" + slave),
-        JoinPath(kClassDir, slave)}) {
+        JoinPath(kBondNetClassDir, slave)}) {
     std::string dir = JoinPath(candidate, "bonding_slave");
     if (sys.IsDirectory(dir)) return dir;
   }
@@ -77,7 +77,7 @@ BondSlave ReadSlave(const Filesystem& sys, const std::string& bond_dir, const st
 
 Bond ReadBond(const Filesystem& sys, const Filesystem& proc, const std::string& name,
               ReadErrors& errors) {
-  const std::string bond_dir = JoinPath(kClassDir, name);
+  const std::string bond_dir = JoinPath(kBondNetClassDir, name);
   const std::string attr_dir = JoinPath(bond_dir, "bonding");
   auto read_string = [&](std::string_view file) {
     return detail::ReadString(sys, JoinPath(attr_dir, file), errors, Presence::kOptional);
@@ -172,8 +172,8 @@ ProcBond ParseProcBonding(std::string_view text) {
 
 std::vector<Bond> ReadBonds(const Filesystem& sys, const Filesystem& proc, ReadErrors& errors) {
   // No bonding_masters means the bonding module is not loaded: no bonds, nothing wrong.
-  auto masters =
-      detail::ReadText(sys, JoinPath(kClassDir, "bonding_masters"), errors, Presence::kOptional);
+  auto masters = detail::ReadText(sys, JoinPath(kBondNetClassDir, "bonding_masters"), errors,
+                                  Presence::kOptional);
   std::vector<Bond> bonds;
   if (!masters) return bonds;
   for (const std::string& name : SplitWords(*masters)) {

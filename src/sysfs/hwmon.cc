@@ -13,7 +13,7 @@ namespace {
 using detail::JoinPath;
 using detail::Presence;
 
-constexpr std::string_view kClassDir = "class/hwmon";
+constexpr std::string_view kHwmonClassDir = "class/hwmon";
 
 std::optional<double> ParseMillidegrees(std::string_view text) {
   const auto value = ParseSigned(text);
@@ -60,7 +60,7 @@ HwmonDevice ReadHwmon(const Filesystem& sys, const std::string& dir, std::string
 std::vector<HwmonDevice> ReadPciHwmons(const Filesystem& sys, ReadErrors& errors,
                                        const std::function<bool(const std::string&)>& want) {
   std::vector<HwmonDevice> devices;
-  const std::string class_dir(kClassDir);
+  const std::string class_dir(kHwmonClassDir);
   for (auto& name : detail::ListNames(sys, class_dir, errors, Presence::kOptional)) {
     const std::string dir = JoinPath(class_dir, name);
     auto address = ResolvedPciAddress(sys, dir + "/device");

@@ -15,7 +15,7 @@ namespace {
 using detail::JoinPath;
 using detail::Presence;
 
-constexpr std::string_view kClassDir = "class/infiniband";
+constexpr std::string_view kInfinibandClassDir = "class/infiniband";
 
 // Directory entries named by a number (ports/1, gids/12), in numeric order: "10" sorts after
 // "9". Other names are recorded as malformed and skipped.
@@ -154,7 +154,7 @@ InfinibandPort ReadPort(const Filesystem& fs, const std::string& device_dir,
 
 InfinibandDevice ReadDevice(const Filesystem& fs, const std::string& name,
                             const InfinibandReadOptions& options, ReadErrors& errors) {
-  const std::string dir = JoinPath(kClassDir, name);
+  const std::string dir = JoinPath(kInfinibandClassDir, name);
   InfinibandDevice device;
   device.name = name;
   auto read_string = [&](std::string_view file) {
@@ -234,7 +234,7 @@ bool InfinibandPort::IsEthernet() const {
 }
 
 std::vector<std::string> ListInfinibandDevices(const Filesystem& sys, ReadErrors& errors) {
-  return detail::ListNames(sys, std::string(kClassDir), errors, Presence::kOptional);
+  return detail::ListNames(sys, std::string(kInfinibandClassDir), errors, Presence::kOptional);
 }
 
 std::vector<InfinibandDevice> ReadInfiniband(const Filesystem& sys,
@@ -251,7 +251,7 @@ std::vector<InfinibandDevice> ReadInfiniband(const Filesystem& sys,
 std::vector<GidEntry> ReadGidTable(const Filesystem& sys, const std::string& device, unsigned port,
                                    ReadErrors& errors) {
   const std::string port_dir =
-      JoinPath(JoinPath(JoinPath(kClassDir, device), "ports"), std::to_string(port));
+      JoinPath(JoinPath(JoinPath(kInfinibandClassDir, device), "ports"), std::to_string(port));
   const std::string gids_dir = JoinPath(port_dir, "gids");
   const std::string types_dir = JoinPath(port_dir, "gid_attrs/types");
   const std::string ndevs_dir = JoinPath(port_dir, "gid_attrs/ndevs");

@@ -11,7 +11,7 @@ namespace {
 using detail::JoinPath;
 using detail::Presence;
 
-constexpr std::string_view kClassDir = "class/net";
+constexpr std::string_view kNetClassDir = "class/net";
 
 std::optional<bool> ParseCarrier(std::string_view text) {
   auto value = ParseUnsigned(text);
@@ -23,7 +23,7 @@ std::optional<bool> ParseCarrier(std::string_view text) {
 
 std::vector<std::string> ListNetDevices(const Filesystem& sys, ReadErrors& errors) {
   std::vector<std::string> devices;
-  const std::string class_dir(kClassDir);
+  const std::string class_dir(kNetClassDir);
   for (std::string& name : detail::ListNames(sys, class_dir, errors, Presence::kOptional)) {
     // class/net also holds the plain file bonding_masters when the bonding module is loaded;
     // interfaces are directories (symlinks to them on a real kernel).
@@ -35,7 +35,7 @@ std::vector<std::string> ListNetDevices(const Filesystem& sys, ReadErrors& error
 
 std::optional<NetDevice> ReadNetDevice(const Filesystem& sys, const std::string& name,
                                        ReadErrors& errors, const NetDeviceReadOptions& options) {
-  const std::string dir = JoinPath(kClassDir, name);
+  const std::string dir = JoinPath(kNetClassDir, name);
   if (!sys.IsDirectory(dir)) return std::nullopt;
 
   NetDevice device;
@@ -74,7 +74,7 @@ std::optional<NetDevice> ReadNetDevice(const Filesystem& sys, const std::string&
 // device/driver links to bus/<bus>/drivers/<driver>: the link's own target names it.
 std::optional<std::string> NetDeviceDriver(const Filesystem& sys, const std::string& name) {
   std::string driver;
-  if (sys.LinkTargetName(JoinPath(kClassDir, name) + "/device/driver", &driver) != 0) {
+  if (sys.LinkTargetName(JoinPath(kNetClassDir, name) + "/device/driver", &driver) != 0) {
     return std::nullopt;
   }
   return driver;

@@ -2,21 +2,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "config_error.h"
 #include "rail/agent/config.h"
 
 namespace rail::agent {
 namespace {
 
 using ::testing::HasSubstr;
-
-std::string ErrorOf(const std::string& yaml) {
-  try {
-    ParseConfig(yaml, "test.yaml");
-  } catch (const ConfigError& error) {
-    return error.what();
-  }
-  return "";
-}
 
 TEST(ConfigFiguresTest, DefaultsWithoutTheSection) {
   EXPECT_EQ(ParseConfig("", "test.yaml").probing.figures, probe::FigureLimits{});

@@ -8,21 +8,13 @@
 #include <fstream>
 #include <optional>
 
+#include "config_error.h"
 #include "rail/probing/plan.h"
 
 namespace rail::agent {
 namespace {
 
 using ::testing::HasSubstr;
-
-std::string ErrorOf(const std::string& yaml) {
-  try {
-    ParseConfig(yaml, "test.yaml");
-  } catch (const ConfigError& error) {
-    return error.what();
-  }
-  return "";
-}
 
 TEST(ConfigTest, EmptyDocumentIsEmptyConfigurationThatDiscovers) {
   const auto config = ParseConfig("", "test.yaml");

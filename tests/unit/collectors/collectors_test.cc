@@ -7,6 +7,7 @@
 #include "rail/collectors/collector_set.h"
 #include "rail/sysfs/filesystem.h"
 #include "support/fake_filesystem.h"
+#include "support/fixture_paths.h"
 #include "support/scrape.h"
 
 namespace rail::collectors {
@@ -15,7 +16,7 @@ namespace {
 using test::Sample;
 using test::SampleCount;
 
-const std::string kFixtures = RAIL_FIXTURES;
+using rail::test::kFixtures;
 
 struct Scraper {
   explicit Scraper(const sysfs::Filesystem& sys, const sysfs::Filesystem& proc,

@@ -18,7 +18,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-const std::string kTree = std::string(RAIL_FIXTURES) + "/bnxt-roce";
+const std::string kBnxtTree = std::string(RAIL_FIXTURES) + "/bnxt-roce";
 const std::string kNetdev = "ens1f0np0";
 
 std::string RealDump() {
@@ -41,7 +41,7 @@ class TextStatistics final : public nic::StatisticsSource {
 
 class EthtoolBadInputTest : public ::testing::Test {
  protected:
-  EthtoolBadInputTest() : sys_(kTree + "/sys"), proc_(kTree + "/proc") {
+  EthtoolBadInputTest() : sys_(kBnxtTree + "/sys"), proc_(kBnxtTree + "/proc") {
     sources_.inventory.sys = &sys_;
     sources_.inventory.proc = &proc_;
     sources_.inventory.nic_statistics = &statistics_;

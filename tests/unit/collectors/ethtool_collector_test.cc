@@ -8,6 +8,7 @@
 #include "rail/collectors/collector_set.h"
 #include "rail/nic/ethtool.h"
 #include "support/fake_clock.h"
+#include "support/fixture_paths.h"
 #include "support/scrape.h"
 
 namespace rail::collectors {
@@ -15,13 +16,13 @@ namespace {
 
 using namespace std::chrono_literals;
 
-const std::string kTree = std::string(RAIL_FIXTURES) + "/spark-dual-rail";
+using rail::test::kSparkTree;
 const std::string kRail = "rocep1s0f0:1";
 
 // The tree's dumps, counting how often they are asked for.
 class CountingStatistics final : public nic::StatisticsSource {
  public:
-  CountingStatistics() : dumps_(kTree + "/ethtool"), recorded_(dumps_) {}
+  CountingStatistics() : dumps_(kSparkTree + "/ethtool"), recorded_(dumps_) {}
   int Read(const std::string& netdev, nic::EthtoolStatistics* out) const override {
     ++reads;
     return recorded_.Read(netdev, out);
@@ -38,7 +39,7 @@ class CountingStatistics final : public nic::StatisticsSource {
 
 class EthtoolCollectorTest : public ::testing::Test {
  protected:
-  EthtoolCollectorTest() : sys_(kTree + "/sys"), proc_(kTree + "/proc") {
+  EthtoolCollectorTest() : sys_(kSparkTree + "/sys"), proc_(kSparkTree + "/proc") {
     sources_.inventory.sys = &sys_;
     sources_.inventory.proc = &proc_;
     sources_.inventory.nic_statistics = &statistics_;

@@ -10,12 +10,13 @@
 #include "rail/nic/dcb.h"
 #include "rail/nic/ethtool.h"
 #include "rail/sysfs/filesystem.h"
+#include "support/fixture_paths.h"
 #include "support/scrape.h"
 
 namespace rail::collectors {
 namespace {
 
-const std::string kFixtures = RAIL_FIXTURES;
+using rail::test::kFixtures;
 
 // Collector durations change from run to run; everything else in the scrape is deterministic.
 std::string MaskDurations(const std::string& text) {

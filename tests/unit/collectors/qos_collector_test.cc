@@ -8,6 +8,7 @@
 #include "rail/nic/dcb.h"
 #include "rail/sysfs/filesystem.h"
 #include "support/fake_filesystem.h"
+#include "support/fixture_paths.h"
 #include "support/scrape.h"
 
 namespace rail::collectors {
@@ -16,7 +17,7 @@ namespace {
 using test::Sample;
 using test::SampleCount;
 
-const std::string kTree = std::string(RAIL_FIXTURES) + "/spark-dual-rail";
+using rail::test::kSparkTree;
 
 // The recorded answers, counting the requests.
 class CountingDcbReader final : public nic::DcbReader {
@@ -28,7 +29,7 @@ class CountingDcbReader final : public nic::DcbReader {
   mutable std::atomic<int> reads{0};
 
  private:
-  nic::RecordedDcbReader recorded_{kTree + "/dcb"};
+  nic::RecordedDcbReader recorded_{kSparkTree + "/dcb"};
 };
 
 struct QosScrape {
@@ -38,8 +39,8 @@ struct QosScrape {
     sources.inventory.dcb = &dcb;
     families = CollectorSet(sources, collectors).Collect();
   }
-  sysfs::RootedFilesystem sys{kTree + "/sys"};
-  sysfs::RootedFilesystem proc{kTree + "/proc"};
+  sysfs::RootedFilesystem sys{kSparkTree + "/sys"};
+  sysfs::RootedFilesystem proc{kSparkTree + "/proc"};
   CountingDcbReader dcb;
   Sources sources;
   std::vector<prometheus::MetricFamily> families;
@@ -74,7 +75,7 @@ TEST(QosCollectorTest, PublishesPfcTrustAndDscpMapPerRail) {
 
 TEST(QosCollectorTest, EcnWhereTheDriverExposesIt) {
   // MLNX_OFED's files on one rail: ECN on priority 3 at both points, the others off.
-  test::FakeFilesystem sys(kTree + "/sys");
+  test::FakeFilesystem sys(kSparkTree + "/sys");
   for (unsigned priority = 0; priority < 8; ++priority) {
     const std::string value = priority == 3 ? "1\n" : "0\n";
     sys.AddFile("class/net/enp1s0f0np0/ecn/roce_np/enable/" + std::to_string(priority), value);

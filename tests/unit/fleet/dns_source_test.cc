@@ -16,6 +16,7 @@
 #include <fstream>
 #include <thread>
 
+#include "fetched_addresses.h"
 #include "rail/fleet/discovery.h"
 #include "rail/peer/connection.h"
 #include "support/captured_log.h"
@@ -150,12 +151,6 @@ class DnsSourceTest : public ::testing::Test {
   std::uint16_t port_ = 0;
   std::unique_ptr<Dnsmasq> server_;
 };
-
-std::vector<std::string> Addresses(const FetchResult& result) {
-  std::vector<std::string> addresses;
-  for (const auto& target : result.targets.value()) addresses.push_back(target.address);
-  return addresses;
-}
 
 TEST_F(DnsSourceTest, ARecordsWithTheConfiguredPort) {
   const auto result = Fetch({"peers.test"}, DnsRecordType::kA);

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "fetched_addresses.h"
 #include "rail/fleet/discovery.h"
 #include "support/fake_clock.h"
 
@@ -36,12 +37,6 @@ class FileSdSourceTest : public ::testing::Test {
 
   fs::path dir_;
 };
-
-std::vector<std::string> Addresses(const FetchResult& result) {
-  std::vector<std::string> addresses;
-  for (const auto& target : result.targets.value()) addresses.push_back(target.address);
-  return addresses;
-}
 
 constexpr const char* kTwoPeers = R"([{"targets": ["10.0.0.2:9841", "10.0.0.1:9841"]}])";
 

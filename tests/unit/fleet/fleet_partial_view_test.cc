@@ -24,27 +24,14 @@
 #include <vector>
 
 #include "rail/fleet/plan.h"
+#include "simulated_fleet.h"
 
 namespace rail::fleet {
 namespace {
 
-constexpr int kHosts = 10'000;
-constexpr int kRails = 8;
-constexpr unsigned kPeersPerRail = kDefaultPeersPerRail;
-constexpr std::uint64_t kSeed = 2026;
-constexpr std::uint64_t kEpoch = 493'000;
+using namespace simulated;
+
 constexpr int kSampledAgents = 20;  // agents whose plan is recomputed by PlanForHost
-
-std::string Address(int host) {
-  return "10." + std::to_string(host / 62500) + "." + std::to_string(host / 250 % 250) + "." +
-         std::to_string(host % 250 + 1) + ":9841";
-}
-
-std::vector<std::string> Rails() {
-  std::vector<std::string> rails;
-  for (int rail = 0; rail < kRails; ++rail) rails.push_back("rail" + std::to_string(rail));
-  return rails;
-}
 
 PlanOptions Options(unsigned k) {
   return {.peers_per_rail = k, .seed = kSeed, .epoch = kEpoch};
@@ -138,11 +125,6 @@ Outcome Simulate(const std::vector<Target>& targets, const std::vector<std::vect
     });
   }
   return outcome;
-}
-
-void Report(const std::string& name, double value) {
-  std::cout << "[ figure   ] " << name << " = " << value << "\n";
-  ::testing::Test::RecordProperty(name, std::to_string(value));
 }
 
 class PartialViewTest : public ::testing::TestWithParam<double> {

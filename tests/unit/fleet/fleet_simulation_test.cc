@@ -16,38 +16,18 @@
 #include <vector>
 
 #include "rail/fleet/plan.h"
+#include "simulated_fleet.h"
 
 namespace rail::fleet {
 namespace {
 
-constexpr int kHosts = 10'000;
-constexpr int kRails = 8;
-constexpr unsigned kPeersPerRail = kDefaultPeersPerRail;
+using namespace simulated;
+
 constexpr int kKinds = 2;  // ucx_rtt and ucx_throughput, the plan command's default
-constexpr std::uint64_t kSeed = 2026;
-constexpr std::uint64_t kEpoch = 493'000;  // an epoch of 6 h in 2026
 
 using FleetPlan = std::map<std::string, std::vector<PlannedPair>>;
 // (prober, peer, rail)
 using Pair = std::tuple<std::string, std::string, std::string>;
-
-std::string Address(int host) {
-  return "10." + std::to_string(host / 62500) + "." + std::to_string(host / 250 % 250) + "." +
-         std::to_string(host % 250 + 1) + ":9841";
-}
-
-std::vector<Target> Fleet(int hosts) {
-  std::vector<Target> targets;
-  targets.reserve(hosts);
-  for (int host = 0; host < hosts; ++host) targets.push_back({Address(host), {}});
-  return targets;
-}
-
-std::vector<std::string> Rails() {
-  std::vector<std::string> rails;
-  for (int rail = 0; rail < kRails; ++rail) rails.push_back("rail" + std::to_string(rail));
-  return rails;
-}
 
 PlanOptions Options(std::uint64_t epoch = kEpoch) {
   return {.peers_per_rail = kPeersPerRail, .seed = kSeed, .epoch = epoch};
@@ -67,11 +47,6 @@ std::size_t ChangedPairs(const std::set<Pair>& before, const std::set<Pair>& aft
   std::set_symmetric_difference(before.begin(), before.end(), after.begin(), after.end(),
                                 std::back_inserter(changed));
   return changed.size();
-}
-
-void Report(const std::string& name, double value) {
-  std::cout << "[ figure   ] " << name << " = " << value << "\n";
-  ::testing::Test::RecordProperty(name, std::to_string(value));
 }
 
 class FleetSimulationTest : public ::testing::Test {

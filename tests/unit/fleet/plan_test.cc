@@ -9,8 +9,13 @@
 #include <tuple>
 #include <vector>
 
+#include "simulated_fleet.h"
+
 namespace rail::fleet {
 namespace {
+
+using simulated::Address;
+using simulated::Fleet;
 
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
@@ -24,16 +29,6 @@ void PrintTo(const PlannedPair& pair, std::ostream* out) {
 }
 
 namespace {
-
-std::string Address(int host) {
-  return "10.0." + std::to_string(host / 250) + "." + std::to_string(host % 250 + 1) + ":9841";
-}
-
-std::vector<Target> Fleet(int hosts) {
-  std::vector<Target> targets;
-  for (int host = 0; host < hosts; ++host) targets.push_back({Address(host), {}});
-  return targets;
-}
 
 const std::vector<std::string> kTwoRails = {"rail0", "rail1"};
 

@@ -87,7 +87,7 @@ class FabricHost {
   std::vector<sysfs::NetDevice> net_devices_;
   std::vector<inventory::RailFabric> fabric_;
   CounterHistory history_;
-  test::FakeClock clock_;
+  rail::test::FakeClock clock_;
 };
 
 }  // namespace

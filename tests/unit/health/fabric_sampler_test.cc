@@ -8,18 +8,19 @@
 #include "rail/health/snapshot_checks.h"
 #include "support/fake_clock.h"
 #include "support/fake_filesystem.h"
+#include "support/fixture_paths.h"
 
 namespace rail::health {
 namespace {
 
 using namespace std::chrono_literals;
 
-const std::string kTree = std::string(RAIL_FIXTURES) + "/spark-dual-rail";
+using rail::test::kSparkTree;
 const std::string kCarrier = "class/net/enp1s0f0np0/carrier_down_count";
 
 class FabricSamplerTest : public ::testing::Test {
  protected:
-  FabricSamplerTest() : sys_(kTree + "/sys"), proc_(kTree + "/proc") {
+  FabricSamplerTest() : sys_(kSparkTree + "/sys"), proc_(kSparkTree + "/proc") {
     sources_.sys = &sys_;
     sources_.proc = &proc_;
     sys_.AddFile(kCarrier, "3\n");
@@ -41,9 +42,9 @@ class FabricSamplerTest : public ::testing::Test {
     return std::nullopt;
   }
 
-  test::FakeFilesystem sys_;
+  rail::test::FakeFilesystem sys_;
   sysfs::RootedFilesystem proc_;
-  test::FakeClock clock_;
+  rail::test::FakeClock clock_;
   inventory::Sources sources_;
   Context context_;
 };

@@ -11,12 +11,6 @@ namespace {
 
 using inventory::PciPath;
 
-HostConfig TwoRails() {
-  HostConfig config;
-  config.rails = {DeviceRail("rail0", "rocep1s0f0"), DeviceRail("rail1", "rocep1s0f1")};
-  return config;
-}
-
 inventory::GpuNicPath Path(std::string gpu, std::string device, PciPath path) {
   return {std::move(gpu), std::move(device), path};
 }

@@ -168,4 +168,11 @@ inline RailConfig DeviceRail(std::string name, std::string device, unsigned port
   return rail;
 }
 
+// The Spark's two ConnectX-7 ports by RDMA device.
+inline HostConfig TwoRails() {
+  HostConfig config;
+  config.rails = {DeviceRail("rail0", "rocep1s0f0"), DeviceRail("rail1", "rocep1s0f1")};
+  return config;
+}
+
 }  // namespace rail::health::test

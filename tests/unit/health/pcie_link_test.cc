@@ -9,12 +9,6 @@ namespace {
 
 using ::testing::HasSubstr;
 
-HostConfig TwoRails() {
-  HostConfig config;
-  config.rails = {DeviceRail("rail0", "rocep1s0f0"), DeviceRail("rail1", "rocep1s0f1")};
-  return config;
-}
-
 TEST(PcieLinkTest, NicAtHalfWidthFailsItsRailOnly) {
   Host host("spark-dual-rail", TwoRails());
   host.topology.devices = {PciDevice("rocep1s0f0", "0000:01:00.0", Link(32, 16, 32, 16)),

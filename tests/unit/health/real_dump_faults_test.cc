@@ -100,7 +100,7 @@ class RealPort {
   std::vector<sysfs::NetDevice> net_devices_;
   std::vector<inventory::RailFabric> fabric_;
   CounterHistory history_;
-  test::FakeClock clock_;
+  rail::test::FakeClock clock_;
 };
 
 const CheckResult* Find(const std::vector<CheckResult>& verdicts, const std::string& check) {

@@ -9,6 +9,7 @@
 
 #include "rail/inventory/snapshot.h"
 #include "support/fake_filesystem.h"
+#include "support/fixture_paths.h"
 
 namespace rail::inventory {
 namespace {
@@ -17,7 +18,7 @@ using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 using ::testing::Optional;
 
-const std::string kFixtures = RAIL_FIXTURES;
+using rail::test::kFixtures;
 
 std::vector<sysfs::InfinibandDevice> Devices(const std::vector<std::string>& names) {
   std::vector<sysfs::InfinibandDevice> devices;

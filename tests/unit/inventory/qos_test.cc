@@ -4,11 +4,12 @@
 
 #include "rail/inventory/snapshot.h"
 #include "rail/nic/dcb.h"
+#include "support/fixture_paths.h"
 
 namespace rail::inventory {
 namespace {
 
-const std::string kFixtures = RAIL_FIXTURES;
+using rail::test::kFixtures;
 
 // The recorded answers of a tree, counting the requests.
 class CountingDcbReader final : public nic::DcbReader {

@@ -12,13 +12,15 @@
 #include <string>
 #include <vector>
 
+#include "support/fixture_paths.h"
+
 namespace rail::inventory {
 namespace {
 
 namespace fs = std::filesystem;
 using ::testing::Optional;
 
-const std::string kFixtures = RAIL_FIXTURES;
+using rail::test::kFixtures;
 
 std::vector<sysfs::InfinibandDevice> HgxNics() {
   std::vector<sysfs::InfinibandDevice> devices;

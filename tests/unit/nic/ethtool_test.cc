@@ -8,10 +8,12 @@
 
 #include <cerrno>
 
+#include "support/fixture_paths.h"
+
 namespace rail::nic {
 namespace {
 
-const std::string kDumps = std::string(RAIL_FIXTURES) + "/ethtool";
+using rail::test::kEthtoolDumps;
 
 TEST(EthtoolDumpTest, ParsesNamesAndValuesInOrder) {
   const auto parsed = ParseEthtoolDump(
@@ -70,7 +72,7 @@ TEST(EthtoolDumpTest, DriverLineOfEthtoolInfo) {
 }
 
 TEST(EthtoolDumpTest, RecordedConnectX7HasAboutEighteenHundredStatistics) {
-  sysfs::RootedFilesystem dumps(kDumps);
+  sysfs::RootedFilesystem dumps(kEthtoolDumps);
   DumpStatisticsSource source(dumps);
   EthtoolStatistics statistics;
   ASSERT_EQ(source.Read("connectx7-mlx5-pfc3", &statistics), 0);

@@ -3,13 +3,15 @@
 
 #include <gtest/gtest.h>
 
+#include "support/fixture_paths.h"
+
 namespace rail::nic {
 namespace {
 
-const std::string kDumps = std::string(RAIL_FIXTURES) + "/ethtool";
+using rail::test::kEthtoolDumps;
 
 FabricReading Load(const std::string& dump) {
-  sysfs::RootedFilesystem dumps(kDumps);
+  sysfs::RootedFilesystem dumps(kEthtoolDumps);
   DumpStatisticsSource source(dumps);
   EthtoolStatistics statistics;
   EXPECT_EQ(source.Read(dump, &statistics), 0);

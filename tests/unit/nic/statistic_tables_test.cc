@@ -12,12 +12,13 @@
 #include "rail/nic/ethtool.h"
 #include "rail/nic/fabric_counters.h"
 #include "rail/nic/rdma_counters.h"
+#include "support/fixture_paths.h"
 
 namespace rail::nic {
 namespace {
 
 const std::string kTables = std::string(RAIL_FIXTURES) + "/../../data/nic-statistics/";
-const std::string kDumps = std::string(RAIL_FIXTURES) + "/ethtool/";
+using rail::test::kEthtoolDumps;
 
 // A table's names, every run of digits generalised as the agent generalises a statistic's.
 std::set<std::string> TableNames(const std::string& driver) {
@@ -85,13 +86,13 @@ TEST(StatisticTablesTest, EveryRdmaCounterJudgedIsNamedSoByTheDriversItNames) {
 
 // Every name of a recorded dump, against its driver's table.
 void ExpectEveryNameInTable(const std::string& dump) {
-  std::ifstream file(kDumps + dump);
+  std::ifstream file(kEthtoolDumps + "/" + dump);
   std::stringstream text;
   text << file.rdbuf();
   const auto statistics = ParseEthtoolDump(text.str());
   ASSERT_GT(statistics.names.size(), 100u) << dump;
   EXPECT_EQ(statistics.unparsable, 0u) << dump;
-  std::ifstream info_file(kDumps + dump + ".info");
+  std::ifstream info_file(kEthtoolDumps + "/" + dump + ".info");
   std::stringstream info;
   info << info_file.rdbuf();
   const auto driver = ParseDriverInfo(info.str());

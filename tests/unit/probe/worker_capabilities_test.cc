@@ -11,8 +11,8 @@
 namespace rail::probe {
 namespace {
 
-using testing::FakeCuda;
-using testing::kFakeCudaLibrary;
+using rail::testing::FakeCuda;
+using rail::testing::kFakeCudaLibrary;
 
 WorkerCapabilities Sample() {
   WorkerCapabilities capabilities;
@@ -83,7 +83,7 @@ TEST(WorkerCapabilitiesTest, QueryOfAMissingWorkerFails) {
 }
 
 TEST(WorkerCapabilitiesTest, QueryReadsTheFakeDriverInTheWorkerOnly) {
-  if (kFakeCudaLibrary == nullptr) GTEST_SKIP() << testing::kNoFakeCuda;
+  if (kFakeCudaLibrary == nullptr) GTEST_SKIP() << rail::testing::kNoFakeCuda;
   FakeCuda fake(nlohmann::json{{"driver_version", 12080},
                                {"devices", {FakeCuda::Device("0000:9A:00.0", "Fake")}}});
   std::string error;
@@ -99,7 +99,7 @@ TEST(WorkerCapabilitiesTest, QueryReadsTheFakeDriverInTheWorkerOnly) {
 }
 
 TEST(WorkerCapabilitiesTest, HelloCarriesCapabilitiesFromAShortLivedCopyOfTheWorker) {
-  if (kFakeCudaLibrary == nullptr) GTEST_SKIP() << testing::kNoFakeCuda;
+  if (kFakeCudaLibrary == nullptr) GTEST_SKIP() << rail::testing::kNoFakeCuda;
   FakeCuda fake(nlohmann::json{{"devices", {FakeCuda::Device("0000:17:00.0", "Fake H100")}}});
   // An RDMA device that the sysfs tree names but libibverbs does not know.
   const std::string sysfs = fake.dir() + "/sys";

@@ -6,6 +6,7 @@
 
 #include "rail/sysfs/netclass.h"
 #include "support/fake_filesystem.h"
+#include "support/fixture_paths.h"
 
 namespace rail::sysfs {
 namespace {
@@ -13,7 +14,7 @@ namespace {
 using test::FakeFilesystem;
 using ::testing::IsEmpty;
 
-const std::string kFixtures = RAIL_FIXTURES;
+using rail::test::kFixtures;
 const std::string kBondedSys = kFixtures + "/bonded-roce/sys";
 const std::string kBondedProc = kFixtures + "/bonded-roce/proc";
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "support/fake_filesystem.h"
+#include "support/fixture_paths.h"
 
 namespace rail::sysfs {
 namespace {
@@ -19,10 +20,10 @@ using test::FakeFilesystem;
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 
-const std::string kSpark = std::string(RAIL_FIXTURES) + "/spark-dual-rail/sys";
+using rail::test::kSparkSys;
 
 TEST(RootedFilesystem, ReadsFileBelowRoot) {
-  RootedFilesystem fs(kSpark);
+  RootedFilesystem fs(kSparkSys);
   std::string contents;
   EXPECT_EQ(fs.ReadFile("class/infiniband/rocep1s0f0/ports/1/rate", &contents), 0);
   EXPECT_EQ(contents, "100 Gb/sec (2X HDR)\n");
@@ -31,15 +32,15 @@ TEST(RootedFilesystem, ReadsFileBelowRoot) {
 }
 
 TEST(RootedFilesystem, RootWithTrailingSlash) {
-  RootedFilesystem fs(kSpark + "/");
-  EXPECT_EQ(fs.root(), kSpark);
+  RootedFilesystem fs(kSparkSys + "/");
+  EXPECT_EQ(fs.root(), kSparkSys);
   std::string contents;
   EXPECT_EQ(fs.ReadFile("class/net/lo/mtu", &contents), 0);
   EXPECT_EQ(contents, "65536\n");
 }
 
 TEST(RootedFilesystem, ErrnoInsteadOfExceptions) {
-  RootedFilesystem fs(kSpark);
+  RootedFilesystem fs(kSparkSys);
   std::string contents = "stale";
   EXPECT_EQ(fs.ReadFile("class/infiniband/rocep1s0f0/no_such_file", &contents), ENOENT);
   // open() succeeds on a directory and read() fails: the path sysfs errors take too.
@@ -51,7 +52,7 @@ TEST(RootedFilesystem, ErrnoInsteadOfExceptions) {
 }
 
 TEST(RootedFilesystem, ListsDirectorySortedWithoutDots) {
-  RootedFilesystem fs(kSpark);
+  RootedFilesystem fs(kSparkSys);
   std::vector<std::string> names;
   ASSERT_EQ(fs.ListDirectory("class/infiniband", &names), 0);
   EXPECT_THAT(names, ElementsAre("roceP2p1s0f0", "roceP2p1s0f1", "rocep1s0f0", "rocep1s0f1"));
@@ -60,7 +61,7 @@ TEST(RootedFilesystem, ListsDirectorySortedWithoutDots) {
 }
 
 TEST(RootedFilesystem, IsDirectoryAndExists) {
-  RootedFilesystem fs(kSpark);
+  RootedFilesystem fs(kSparkSys);
   EXPECT_TRUE(fs.IsDirectory("class/net/lo"));
   EXPECT_FALSE(fs.IsDirectory("class/net/lo/mtu"));
   EXPECT_TRUE(fs.Exists("class/net/lo/mtu"));
@@ -114,7 +115,7 @@ TEST(FakeFilesystem, InjectsReadAndListErrors) {
 }
 
 TEST(FakeFilesystem, LayersOverFixtureTree) {
-  FakeFilesystem fs(kSpark);
+  FakeFilesystem fs(kSparkSys);
   fs.FailRead("class/net/lo/carrier", EINVAL)
       .AddFile("class/net/lo/extra", "1")
       .Remove("class/net/lo/speed");

@@ -5,14 +5,15 @@
 #include <gtest/gtest.h>
 
 #include "rail/sysfs/netclass.h"
+#include "support/fixture_paths.h"
 
 namespace rail::sysfs {
 namespace {
 
-const std::string kSpark = std::string(RAIL_FIXTURES) + "/spark-dual-rail/sys";
+using rail::test::kSparkSys;
 
 TEST(HwmonTest, FindsTheNicsHwmonByItsPciFunction) {
-  RootedFilesystem sys(kSpark);
+  RootedFilesystem sys(kSparkSys);
   ReadErrors errors;
   const auto hwmons = ReadPciHwmons(
       sys, errors, [](const std::string& address) { return address == "0000:01:00.0"; });
@@ -29,7 +30,7 @@ TEST(HwmonTest, FindsTheNicsHwmonByItsPciFunction) {
 }
 
 TEST(HwmonTest, OtherFunctionsAreNotRead) {
-  RootedFilesystem sys(kSpark);
+  RootedFilesystem sys(kSparkSys);
   ReadErrors errors;
   EXPECT_TRUE(ReadPciHwmons(sys, errors, [](const std::string&) { return false; }).empty());
 }
@@ -42,7 +43,7 @@ TEST(HwmonTest, NoHwmonClassIsNoError) {
 }
 
 TEST(NetclassCarrierTest, CarrierCountersWhereTheKernelHasThem) {
-  RootedFilesystem sys(kSpark);
+  RootedFilesystem sys(kSparkSys);
   ReadErrors errors;
   const auto flapped = ReadNetDevice(sys, "enp1s0f0np0", errors);
   ASSERT_TRUE(flapped);

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "support/fake_filesystem.h"
+#include "support/fixture_paths.h"
 
 namespace rail::sysfs {
 namespace {
@@ -18,8 +19,8 @@ using test::FakeFilesystem;
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 
-const std::string kFixtures = RAIL_FIXTURES;
-const std::string kSpark = kFixtures + "/spark-dual-rail/sys";
+using rail::test::kFixtures;
+using rail::test::kSparkSys;
 const std::string kProcfs = kFixtures + "/procfs-ib/sys";
 const std::string kQuirks = kFixtures + "/quirks/sys";
 const std::string kBonded = kFixtures + "/bonded-roce/sys";
@@ -85,7 +86,7 @@ TEST(PmaCounterSpecs, ClassicWidthsAndUnits) {
 }
 
 TEST(ListInfinibandDevices, SparkFixture) {
-  RootedFilesystem fs(kSpark);
+  RootedFilesystem fs(kSparkSys);
   ReadErrors errors;
   EXPECT_THAT(ListInfinibandDevices(fs, errors),
               ElementsAre("roceP2p1s0f0", "roceP2p1s0f1", "rocep1s0f0", "rocep1s0f1"));
@@ -105,7 +106,7 @@ TEST(ListInfinibandDevices, NoClassDirectoryIsNoDeviceNotAnError) {
 }
 
 TEST(ReadInfiniband, SparkRail) {
-  RootedFilesystem fs(kSpark);
+  RootedFilesystem fs(kSparkSys);
   ReadErrors errors;
   const auto devices = ReadAll(fs, errors);
   EXPECT_TRUE(errors.empty()) << Describe(errors);
@@ -349,7 +350,7 @@ TEST(ReadInfiniband, RxeIsAVirtualDeviceWithoutPma) {
 // without either has no source (its netdev does not see RDMA traffic).
 TEST(ReadInfiniband, DataCounterSourceOfNics) {
   ReadErrors errors;
-  RootedFilesystem spark(kSpark);
+  RootedFilesystem spark(kSparkSys);
   const auto spark_devices = ReadAll(spark, errors);
   const InfinibandDevice& cx7 = Device(spark_devices, "rocep1s0f0");
   EXPECT_FALSE(cx7.virtual_device);
@@ -384,7 +385,7 @@ TEST(ReadInfiniband, BondedRoceGidsPointAtTheBond) {
 }
 
 TEST(ReadInfiniband, CounterErrorsAreRecordedAndTheRestIsKept) {
-  FakeFilesystem fs(kSpark);
+  FakeFilesystem fs(kSparkSys);
   fs.FailRead(kRocePort + "counters/symbol_error", EINVAL)
       .FailRead(kRocePort + "counters/port_rcv_data", EACCES)
       .FailRead(kRocePort + "hw_counters/out_of_buffer", EIO)
@@ -413,7 +414,7 @@ TEST(ReadInfiniband, CounterErrorsAreRecordedAndTheRestIsKept) {
 }
 
 TEST(ReadInfiniband, PortAttributeFailures) {
-  FakeFilesystem fs(kSpark);
+  FakeFilesystem fs(kSparkSys);
   fs.Remove(kRocePort + "state")
       .FailRead(kRocePort + "phys_state", EIO)
       .AddFile(kRocePort + "rate", "fast\n")
@@ -447,7 +448,7 @@ TEST(ReadInfiniband, PortAttributeFailures) {
 }
 
 TEST(ReadInfiniband, UnlistablePortsKeepTheDevice) {
-  FakeFilesystem fs(kSpark);
+  FakeFilesystem fs(kSparkSys);
   fs.FailList("class/infiniband/rocep1s0f0/ports", EACCES);
   ReadErrors errors;
   const auto devices = ReadAll(fs, errors);
@@ -459,7 +460,7 @@ TEST(ReadInfiniband, UnlistablePortsKeepTheDevice) {
 }
 
 TEST(ReadInfiniband, DeviceFilterPreventsEveryRead) {
-  FakeFilesystem fs(kSpark);
+  FakeFilesystem fs(kSparkSys);
   InfinibandReadOptions options;
   options.device_filter = [](const std::string& name) { return name != "rocep1s0f1"; };
   ReadErrors errors;
@@ -474,7 +475,7 @@ TEST(ReadInfiniband, DeviceFilterPreventsEveryRead) {
 }
 
 TEST(ReadInfiniband, DisabledOptionsPreventTheirReads) {
-  FakeFilesystem fs(kSpark);
+  FakeFilesystem fs(kSparkSys);
   InfinibandReadOptions options;
   options.counters = false;
   options.hw_counters = false;
@@ -493,7 +494,7 @@ TEST(ReadInfiniband, DisabledOptionsPreventTheirReads) {
   }
 
   options.counters = true;
-  FakeFilesystem counted(kSpark);
+  FakeFilesystem counted(kSparkSys);
   const auto with_counters = ReadInfiniband(counted, options, errors);
   EXPECT_EQ(Device(with_counters, "rocep1s0f0").ports.at(0).counters.size(), 21u);
   EXPECT_TRUE(counted.WasAccessedUnder(kRocePort + "counters"));
@@ -501,7 +502,7 @@ TEST(ReadInfiniband, DisabledOptionsPreventTheirReads) {
 }
 
 TEST(ReadGidTable, EmptySlotsAttributesAreNeverRead) {
-  FakeFilesystem fs(kSpark);
+  FakeFilesystem fs(kSparkSys);
   // What a real kernel answers for empty slots.
   for (int i = 4; i < 8; ++i) {
     fs.FailRead(kRocePort + "gid_attrs/types/" + std::to_string(i), EINVAL);
@@ -519,7 +520,7 @@ TEST(ReadGidTable, EmptySlotsAttributesAreNeverRead) {
 }
 
 TEST(ReadGidTable, AttributeFailureKeepsTheGid) {
-  FakeFilesystem fs(kSpark);
+  FakeFilesystem fs(kSparkSys);
   fs.FailRead(kRocePort + "gid_attrs/types/1", EINVAL)
       .FailRead(kRocePort + "gid_attrs/ndevs/2", EINVAL)
       .FailRead(kRocePort + "gids/0", EIO);

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "support/fake_filesystem.h"
+#include "support/fixture_paths.h"
 
 namespace rail::sysfs {
 namespace {
@@ -15,11 +16,11 @@ using test::FakeFilesystem;
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 
-const std::string kFixtures = RAIL_FIXTURES;
-const std::string kSpark = kFixtures + "/spark-dual-rail/sys";
+using rail::test::kFixtures;
+using rail::test::kSparkSys;
 
 TEST(ListNetDevices, SparkFixture) {
-  RootedFilesystem fs(kSpark);
+  RootedFilesystem fs(kSparkSys);
   ReadErrors errors;
   EXPECT_THAT(ListNetDevices(fs, errors), ElementsAre("enP2p1s0f0np0", "enP2p1s0f1np1", "enP7s7",
                                                       "enp1s0f0np0", "enp1s0f1np1", "lo"));
@@ -41,7 +42,7 @@ TEST(ListNetDevices, MissingClassDirectory) {
 }
 
 TEST(ReadNetDevice, SparkRailNetdev) {
-  RootedFilesystem fs(kSpark);
+  RootedFilesystem fs(kSparkSys);
   ReadErrors errors;
   auto dev = ReadNetDevice(fs, "enp1s0f0np0", errors);
   ASSERT_TRUE(dev);
@@ -60,7 +61,7 @@ TEST(ReadNetDevice, SparkRailNetdev) {
 }
 
 TEST(ReadNetDevice, LoopbackHasNoSpeed) {
-  RootedFilesystem fs(kSpark);
+  RootedFilesystem fs(kSparkSys);
   ReadErrors errors;
   auto lo = ReadNetDevice(fs, "lo", errors);
   ASSERT_TRUE(lo);
@@ -105,7 +106,7 @@ TEST(ReadNetDevice, QuirksDownAndIpoib) {
 }
 
 TEST(ReadNetDevice, CarrierAndSpeedOfADownInterfaceAnswerEinval) {
-  FakeFilesystem fs(kSpark);
+  FakeFilesystem fs(kSparkSys);
   fs.FailRead("class/net/enp1s0f0np0/carrier", EINVAL)
       .FailRead("class/net/enp1s0f0np0/speed", EINVAL)
       .AddFile("class/net/enp1s0f0np0/operstate", "down\n");
@@ -122,7 +123,7 @@ TEST(ReadNetDevice, CarrierAndSpeedOfADownInterfaceAnswerEinval) {
 }
 
 TEST(ReadNetDevice, OtherCarrierFailuresAreRecorded) {
-  FakeFilesystem fs(kSpark);
+  FakeFilesystem fs(kSparkSys);
   fs.FailRead("class/net/enp1s0f0np0/carrier", EIO);
   ReadErrors errors;
   auto dev = ReadNetDevice(fs, "enp1s0f0np0", errors);
@@ -134,7 +135,7 @@ TEST(ReadNetDevice, OtherCarrierFailuresAreRecorded) {
 }
 
 TEST(ReadNetDevice, BadStatisticIsSkipped) {
-  FakeFilesystem fs(kSpark);
+  FakeFilesystem fs(kSparkSys);
   fs.AddFile("class/net/enP7s7/statistics/tx_bytes", "lots\n")
       .FailRead("class/net/enP7s7/statistics/rx_bytes", EACCES)
       .AddFile("class/net/enP7s7/carrier", "2\n");
@@ -151,7 +152,7 @@ TEST(ReadNetDevice, BadStatisticIsSkipped) {
 }
 
 TEST(ReadNetDevice, UnknownDeviceIsNullopt) {
-  RootedFilesystem fs(kSpark);
+  RootedFilesystem fs(kSparkSys);
   ReadErrors errors;
   EXPECT_FALSE(ReadNetDevice(fs, "eth9", errors));
   EXPECT_TRUE(errors.empty());

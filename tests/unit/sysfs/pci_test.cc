@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "support/fake_filesystem.h"
+#include "support/fixture_paths.h"
 
 namespace rail::sysfs {
 namespace {
@@ -17,9 +18,9 @@ using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 using ::testing::Optional;
 
-const std::string kFixtures = RAIL_FIXTURES;
+using rail::test::kFixtures;
 const std::string kHgx = kFixtures + "/hgx-8gpu/sys";
-const std::string kSpark = kFixtures + "/spark-dual-rail/sys";
+using rail::test::kSparkSys;
 
 FakeFilesystem FakeFunction(const std::string& address, const std::string& speed,
                             const std::string& width, const std::string& numa) {
@@ -182,7 +183,7 @@ TEST(PciFunctions, DisplayClassIsVgaOr3d) {
 TEST(InfinibandPci, ResolvesTheDeviceLink) {
   RootedFilesystem hgx(kHgx);
   EXPECT_THAT(InfinibandPciAddress(hgx, "mlx5_5"), Optional(std::string("0000:86:00.0")));
-  RootedFilesystem spark(kSpark);
+  RootedFilesystem spark(kSparkSys);
   EXPECT_THAT(InfinibandPciAddress(spark, "roceP2p1s0f1"), Optional(std::string("0002:01:00.1")));
   EXPECT_FALSE(InfinibandPciAddress(spark, "mlx5_9").has_value());
 }

@@ -181,8 +181,8 @@ class WebConfigFileTest : public ::testing::Test {
            ("rail_web_config_" + std::to_string(::getpid()) + "_" +
             ::testing::UnitTest::GetInstance()->current_test_info()->name());
     std::filesystem::create_directories(dir_);
-    server_ = testing::WriteSelfSignedCertificate(dir_.string(), "server");
-    other_ = testing::WriteSelfSignedCertificate(dir_.string(), "other");
+    server_ = rail::testing::WriteSelfSignedCertificate(dir_.string(), "server");
+    other_ = rail::testing::WriteSelfSignedCertificate(dir_.string(), "other");
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
@@ -202,8 +202,8 @@ class WebConfigFileTest : public ::testing::Test {
   }
 
   std::filesystem::path dir_;
-  testing::PemPair server_;
-  testing::PemPair other_;
+  rail::testing::PemPair server_;
+  rail::testing::PemPair other_;
 };
 
 TEST_F(WebConfigFileTest, LoadsCertificatesRelativeToTheFile) {
