@@ -199,6 +199,7 @@ void Agent::StartCollectors() {
   sources.health.thresholds = config_.health;
   sources.health.figures = config_.probing.figures;
   sources.health.results = results_.get();
+  sources.health.clock = clock_.get();
   sources.health.interface_addresses = health::ReadInterfaceAddresses;
   sources.health.own_agent_version = base::GetBuildInfo().version;
   sources.health.own_ucx_version = probing->UcxVersion();

@@ -47,8 +47,11 @@ std::vector<prometheus::MetricFamily> CollectorSet::Collect() const {
                                 "triggered, in seconds.");
   auto success = detail::Gauge("rail_exporter_scrape_collector_success",
                                "1 when the collector succeeded in this scrape, else 0.");
+  // The health context's clock, the one the agent injects everywhere.
+  const base::Clock& clock =
+      sources_.health.clock != nullptr ? *sources_.health.clock : base::SystemClock();
   for (const auto& collector : collectors_) {
-    const auto start = std::chrono::steady_clock::now();
+    const auto start = clock.Now();
     bool ok = true;
     try {
       collector->Collect(scrape, families);
@@ -56,7 +59,7 @@ std::vector<prometheus::MetricFamily> CollectorSet::Collect() const {
       ok = false;
       spdlog::error("collector {} failed: {}", collector->Name(), error.what());
     }
-    const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
+    const std::chrono::duration<double> elapsed = clock.Now() - start;
     duration.Add({{"collector", collector->Name()}}, elapsed.count());
     success.Add({{"collector", collector->Name()}}, ok ? 1 : 0);
   }

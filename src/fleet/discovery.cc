@@ -44,7 +44,7 @@ struct TimedFetch {
 TimedFetch TimeFetch(Source& source, const base::Clock& clock) {
   const base::TimePoint start = clock.Now();
   const double cpu_start = base::ThreadCpuSeconds();
-  TimedFetch fetch{source.Fetch()};
+  TimedFetch fetch{source.Fetch(clock)};
   fetch.cpu_seconds = base::ThreadCpuSeconds() - cpu_start;
   fetch.seconds = std::chrono::duration<double>(clock.Now() - start).count();
   return fetch;
@@ -134,7 +134,7 @@ class StaticSource final : public Source {
   std::string Name() const override { return "static"; }
   // Nothing to re-read; a day keeps it out of the way of the sources that change.
   base::Duration RefreshInterval() const override { return std::chrono::hours(24); }
-  FetchResult Fetch() override { return FetchResult{targets_, {}}; }
+  FetchResult Fetch(const base::Clock& /*clock*/) override { return FetchResult{targets_, {}}; }
 
  private:
   const std::vector<Target> targets_;

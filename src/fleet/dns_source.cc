@@ -17,7 +17,6 @@
 namespace rail::fleet {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
 // c-ares's tries: two, the first a third of the timeout (the second waits twice as long). The
@@ -215,9 +214,9 @@ int QueryType(DnsRecordType type) {
 
 // Drives the channel's sockets until every query answered or `deadline` passed (then the rest
 // are cancelled, which answers them with ARES_ECANCELLED).
-void Run(const Channel& channel, const Lookups& lookups, Clock::time_point deadline) {
+void Run(const Channel& channel, const Lookups& lookups, const base::Deadline& deadline) {
   while (lookups.pending > 0) {
-    const auto left = std::chrono::ceil<milliseconds>(deadline - Clock::now());
+    const auto left = std::chrono::ceil<milliseconds>(deadline.Remaining());
     if (left <= milliseconds::zero()) {
       ares_cancel(channel.get());
       return;
@@ -265,8 +264,8 @@ class DnsSource final : public Source {
   }
   base::Duration RefreshInterval() const override { return config_.refresh_interval; }
 
-  FetchResult Fetch() override {
-    const auto deadline = Clock::now() + config_.timeout;
+  FetchResult Fetch(const base::Clock& clock) override {
+    const auto deadline = base::Deadline::After(clock, config_.timeout);
     // Before the channel: destroying a channel answers its pending queries, which write here.
     Lookups lookups{&config_, 0, {}, {}};
     Channel channel;

@@ -87,7 +87,7 @@ class FileSdSource final : public Source {
   }
   base::Duration RefreshInterval() const override { return config_.refresh_interval; }
 
-  FetchResult Fetch() override {
+  FetchResult Fetch(const base::Clock& /*clock*/) override {
     std::map<std::string, Parsed> seen;
     std::vector<std::vector<Target>> lists;
     for (const auto& pattern : config_.files) {

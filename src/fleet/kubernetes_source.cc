@@ -110,7 +110,7 @@ class KubernetesSource final : public Source {
   std::string Name() const override { return name_; }
   base::Duration RefreshInterval() const override { return config_.refresh_interval; }
 
-  FetchResult Fetch() override {
+  FetchResult Fetch(const base::Clock& clock) override {
     FetchResult result;
     if (curl_ == nullptr) {
       result.error = curl_error_;
@@ -131,7 +131,7 @@ class KubernetesSource final : public Source {
       result.error = "curl_easy_init failed";
       return result;
     }
-    const auto deadline = std::chrono::steady_clock::now() + config_.timeout;
+    const auto deadline = base::Deadline::After(clock, config_.timeout);
     std::string restarts;  // why each attempt restarted
     for (int attempt = 0; attempt <= kMaxListRestarts; ++attempt) {
       std::vector<SliceEndpoint> found;
@@ -159,13 +159,12 @@ class KubernetesSource final : public Source {
   // server compacted the revision the list began at) or that belongs to another revision than
   // the first page (a slice changed between the pages) restarts the list: its pages no longer add
   // up to one consistent list, and half a list would plan a partial fleet.
-  ListEnd List(const std::string& token, std::chrono::steady_clock::time_point deadline,
+  ListEnd List(const std::string& token, const base::Deadline& deadline,
                std::vector<SliceEndpoint>* found, std::string* why) {
     std::string continue_token;
     std::optional<std::string> version;  // the first page's resourceVersion
     for (int page = 1; page <= kMaxPages; ++page) {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-          deadline - std::chrono::steady_clock::now());
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline.Remaining());
       if (left <= std::chrono::milliseconds::zero()) {
         *why = "listing EndpointSlices took longer than the timeout";
         return ListEnd::kFailed;

@@ -9,7 +9,6 @@ namespace rail::peer {
 namespace {
 
 using nlohmann::json;
-using Clock = std::chrono::steady_clock;
 
 // Bounds the courtesy error message sent before giving up.
 constexpr std::chrono::milliseconds kErrorSendWait{200};
@@ -21,7 +20,8 @@ using detail::Fail;
 std::unique_ptr<PeerClient> PeerClient::Connect(const std::string& peer,
                                                 std::chrono::milliseconds timeout,
                                                 const ClientOptions& options, NetError* error) {
-  const Deadline deadline = Clock::now() + timeout;
+  const base::Clock& clock = options.clock != nullptr ? *options.clock : base::SystemClock();
+  const Deadline deadline = Deadline::After(clock, timeout);
   std::string parse_error;
   std::optional<HostPort> address = ParseHostPort(peer, kDefaultResponderPort, &parse_error);
   if (!address) {
@@ -33,9 +33,9 @@ std::unique_ptr<PeerClient> PeerClient::Connect(const std::string& peer,
     return nullptr;
   }
   std::optional<Connection> connection = Connection::Connect(
-      address->host, address->port, timeout, options.connect, options.max_frame_bytes, error);
+      address->host, address->port, deadline, options.connect, options.max_frame_bytes, error);
   if (!connection) return nullptr;
-  std::unique_ptr<PeerClient> client(new PeerClient(std::move(*connection)));
+  std::unique_ptr<PeerClient> client(new PeerClient(std::move(*connection), clock));
   client->peer_host_ = address->host;
   client->peer_port_ = address->port;
   if (!client->Handshake(options, deadline, error)) {
@@ -134,8 +134,8 @@ std::optional<json> PeerClient::Receive(Deadline deadline, NetError* error) {
 
 void PeerClient::SendError(const std::string& reason, const std::string& message) {
   NetError ignored;
-  connection_.Send(ToJson(ErrorReply{reason, message, std::nullopt}), Clock::now() + kErrorSendWait,
-                   &ignored);
+  connection_.Send(ToJson(ErrorReply{reason, message, std::nullopt}),
+                   Deadline::After(*clock_, kErrorSendWait), &ignored);
 }
 
 PeerConnectorFunction MakePeerConnector(ClientOptions options) {

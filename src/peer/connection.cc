@@ -21,7 +21,6 @@ namespace rail::peer {
 namespace {
 
 using nlohmann::json;
-using Clock = std::chrono::steady_clock;
 
 using detail::Fail;
 
@@ -197,9 +196,8 @@ std::string FormatHostPort(const std::string& host, std::uint16_t port) {
 }
 
 std::optional<ConnectedSocket> ConnectTcp(const std::string& host, std::uint16_t port,
-                                          std::chrono::milliseconds timeout,
-                                          const ConnectOptions& options, NetError* error) {
-  const Deadline deadline = Clock::now() + timeout;
+                                          Deadline deadline, const ConnectOptions& options,
+                                          NetError* error) {
   const std::string target = FormatHostPort(host, port);
   addrinfo hints{};
   hints.ai_socktype = SOCK_STREAM;
@@ -222,7 +220,7 @@ std::optional<ConnectedSocket> ConnectTcp(const std::string& host, std::uint16_t
   const std::unique_ptr<addrinfo, decltype(&freeaddrinfo)> addresses(found, &freeaddrinfo);
   Fail(error, "resolve", "no address found for " + host);
   for (const addrinfo* candidate = found; candidate != nullptr; candidate = candidate->ai_next) {
-    if (Clock::now() >= deadline) {
+    if (deadline.Passed()) {
       Fail(error, "timeout", "connect to " + target + " timed out");
       break;
     }
@@ -258,7 +256,7 @@ bool WaitReady(int fd, short events, Deadline deadline, int cancel_fd, NetError*
   pollfd fds[2] = {{fd, events, 0}, {cancel_fd, POLLIN, 0}};
   const nfds_t count = cancel_fd >= 0 ? 2 : 1;
   while (true) {
-    const auto remaining = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
+    const auto remaining = std::chrono::ceil<std::chrono::milliseconds>(deadline.Remaining());
     if (remaining.count() <= 0) return Fail(error, "timeout", "deadline passed");
     const int ready =
         poll(fds, count, static_cast<int>(std::min<std::int64_t>(remaining.count(), 60'000)));
@@ -276,10 +274,9 @@ Connection::Connection(base::UniqueFd fd, std::size_t max_frame_bytes)
     : fd_(std::move(fd)), decoder_(max_frame_bytes) {}
 
 std::optional<Connection> Connection::Connect(const std::string& host, std::uint16_t port,
-                                              std::chrono::milliseconds timeout,
-                                              const ConnectOptions& options,
+                                              Deadline deadline, const ConnectOptions& options,
                                               std::size_t max_frame_bytes, NetError* error) {
-  std::optional<ConnectedSocket> connected = ConnectTcp(host, port, timeout, options, error);
+  std::optional<ConnectedSocket> connected = ConnectTcp(host, port, deadline, options, error);
   if (!connected) return std::nullopt;
   return Connection(std::move(connected->fd), max_frame_bytes);
 }

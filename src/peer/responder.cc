@@ -216,7 +216,7 @@ void Responder::Impl::AcceptPending() {
                                    : "this responder already serves " +
                                          std::to_string(options.limits.max_concurrent_sessions) +
                                          " sessions; retry later",
-                               options.limits.max_frame_bytes);
+                               options.limits.max_frame_bytes, *clock);
       continue;
     }
     const std::lock_guard lock(sessions_mutex);
@@ -247,7 +247,7 @@ void Responder::Impl::RefuseBacklog() {
     }
     stats.Error("shutdown");
     detail::RefuseConnection(std::move(socket), "shutdown", "the responder is shutting down",
-                             options.limits.max_frame_bytes);
+                             options.limits.max_frame_bytes, *clock);
   }
 }
 
@@ -301,8 +301,8 @@ bool Responder::Start(std::string* error) {
                                           : reinterpret_cast<const sockaddr_in&>(bound).sin_port);
   }
   impl_->context = std::make_unique<detail::SessionContext>(detail::SessionContext{
-      impl_->options, impl_->factory, impl_->replay_cache, impl_->rate_limiter, impl_->stats,
-      impl_->bulk_gate, impl_->served_budget, impl_->stop_fd.get()});
+      impl_->options, *impl_->clock, impl_->factory, impl_->replay_cache, impl_->rate_limiter,
+      impl_->stats, impl_->bulk_gate, impl_->served_budget, impl_->stop_fd.get()});
   impl_->accept_thread = std::thread([impl = impl_.get()] { impl->AcceptLoop(); });
   spdlog::info(
       "responder: listening on {}",

@@ -13,7 +13,6 @@ namespace rail::peer::detail {
 namespace {
 
 using nlohmann::json;
-using Clock = std::chrono::steady_clock;
 
 // Bounds the courtesy error reply before a close: the peer may not be reading at all.
 constexpr std::chrono::milliseconds kErrorReplyWait{200};
@@ -53,11 +52,11 @@ class Session {
   }
 
   void Run() {
-    if (!Handshake(Clock::now() + context_.options.handshake_timeout)) return;
+    if (!Handshake(Deadline::After(context_.clock, context_.options.handshake_timeout))) return;
     context_.stats.SessionStarted(peer_address_, peer_versions_, authenticated_);
     while (true) {
-      std::optional<json> message =
-          ReceiveOrRefuse(Clock::now() + context_.options.handshake_timeout, "probe_setup");
+      std::optional<json> message = ReceiveOrRefuse(
+          Deadline::After(context_.clock, context_.options.handshake_timeout), "probe_setup");
       if (!message) return;
       if (MessageType(*message) != kTypeProbeSetup) {
         Refuse("protocol", "expected probe_setup, got \"" + MessageType(*message) + "\"");
@@ -83,7 +82,7 @@ class Session {
     if (sent == "closed" || sent == "io") return;
     NetError ignored;
     connection_.Send(ToJson(ErrorReply{sent, message, retry_after_ms}),
-                     Clock::now() + kErrorReplyWait, &ignored);
+                     Deadline::After(context_.clock, kErrorReplyWait), &ignored);
   }
 
   // Receives the next message. A failure, or an error message from the peer, is counted and
@@ -206,7 +205,8 @@ class Session {
     if (handler == nullptr) return false;
     NetError net_error;
     if (!connection_.Send(ToJson(ProbeSetupReply{context_.options.versions, reply_fields}),
-                          Clock::now() + context_.options.handshake_timeout, &net_error)) {
+                          Deadline::After(context_.clock, context_.options.handshake_timeout),
+                          &net_error)) {
       Refuse(net_error.reason, net_error.message);
       return false;
     }
@@ -326,14 +326,14 @@ class Session {
   // `measured` gets what the initiator says it measured.
   bool ServeUntilDone(ProbeSessionHandler& handler, const ProbeSetup& setup,
                       std::optional<BulkGate::Pass>& bulk_pass, json* measured) {
-    const auto probe_time = std::chrono::duration_cast<Clock::duration>(
+    const auto probe_time = std::chrono::duration_cast<base::Duration>(
         std::chrono::duration<double>(setup.duration_seconds));
     std::optional<json> done;
     {
       if (bulk_pass) bulk_pass->TransferStarted();
       ServeThread serving(handler);
-      done =
-          ReceiveOrRefuse(Clock::now() + probe_time + context_.options.probe_grace, "probe_done");
+      done = ReceiveOrRefuse(
+          Deadline::After(context_.clock, probe_time + context_.options.probe_grace), "probe_done");
     }  // stops and joins Serve before its Report is read
     if (!done) return false;
     if (MessageType(*done) != kTypeProbeDone) {
@@ -359,7 +359,8 @@ class Session {
   bool SendReport(const json& report) {
     NetError net_error;
     if (!connection_.Send(ToJson(ProbeReport{report}),
-                          Clock::now() + context_.options.handshake_timeout, &net_error)) {
+                          Deadline::After(context_.clock, context_.options.handshake_timeout),
+                          &net_error)) {
       Refuse(net_error.reason, net_error.message);
       return false;
     }
@@ -382,12 +383,12 @@ void RunSession(const SessionContext& context, base::UniqueFd socket) {
 }
 
 void RefuseConnection(base::UniqueFd socket, const std::string& reason, const std::string& message,
-                      std::size_t max_frame_bytes) {
+                      std::size_t max_frame_bytes, const base::Clock& clock) {
   Connection connection(std::move(socket), max_frame_bytes);
   NetError ignored;
   // A fresh socket's send buffer takes a short reply at once; the wait only guards the rare case.
   connection.Send(ToJson(ErrorReply{reason, message, std::nullopt}),
-                  Clock::now() + std::chrono::milliseconds(50), &ignored);
+                  Deadline::After(clock, std::chrono::milliseconds(50)), &ignored);
 }
 
 }  // namespace rail::peer::detail

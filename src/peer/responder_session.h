@@ -37,6 +37,7 @@ class StatsRecorder {
 // Shared by every session of one responder; outlives them all.
 struct SessionContext {
   const ResponderOptions& options;
+  const base::Clock& clock;  // every deadline of the sessions
   const ProbeHandlerFactory& factory;
   ReplayCache& seen_initiator_nonces;
   PeerRateLimiter& rate_limiter;
@@ -52,6 +53,6 @@ void RunSession(const SessionContext& context, base::UniqueFd socket);
 // Refuses a connection without a session (over the session limit): a short error reply, then
 // close. Never waits long: it runs on the accept thread.
 void RefuseConnection(base::UniqueFd socket, const std::string& reason, const std::string& message,
-                      std::size_t max_frame_bytes);
+                      std::size_t max_frame_bytes, const base::Clock& clock);
 
 }  // namespace rail::peer::detail

@@ -15,9 +15,7 @@ namespace rail::probe::detail {
 using nlohmann::json;
 
 std::chrono::milliseconds ProbeDeadline::Remaining() const {
-  const auto left =
-      std::chrono::ceil<std::chrono::milliseconds>(deadline_ - std::chrono::steady_clock::now());
-  return std::max(left, std::chrono::milliseconds(0));
+  return std::chrono::ceil<std::chrono::milliseconds>(deadline_.Remaining());
 }
 
 std::string NewRunId() {

@@ -50,11 +50,12 @@ class JoiningThreads {
 // The end that params.timeout puts on a probe, and the shutdown flag.
 class ProbeDeadline {
  public:
+  // The probes run in the worker process, on its own clock (the process's).
   ProbeDeadline(std::chrono::milliseconds timeout, const std::atomic<bool>* cancel)
-      : deadline_(std::chrono::steady_clock::now() + timeout), cancel_(cancel) {}
+      : deadline_(peer::Deadline::After(base::SystemClock(), timeout)), cancel_(cancel) {}
 
   peer::Deadline deadline() const { return deadline_; }
-  bool Expired() const { return std::chrono::steady_clock::now() >= deadline_; }
+  bool Expired() const { return deadline_.Passed(); }
   bool Cancelled() const { return cancel_ != nullptr && cancel_->load(); }
   // Never negative.
   std::chrono::milliseconds Remaining() const;

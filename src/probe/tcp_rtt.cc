@@ -97,7 +97,7 @@ RoundTrips PingPong(int fd, std::uint64_t size, std::uint64_t allowed, detail::I
   std::vector<char> message(size, 'p');
   std::vector<char> echo(size);
   const Clock::time_point start = Clock::now();
-  const Clock::time_point end = std::min(start + run.params().duration, deadline.deadline());
+  const Clock::time_point end = std::min(start + run.params().duration, deadline.deadline().at());
   Clock::time_point now = start;
   const Clock::duration warmup_limit = (end - start) / 10;
   Failure failure;

@@ -48,8 +48,8 @@ std::optional<base::UniqueFd> ConnectStream(const std::string& host, std::uint16
   peer::ConnectOptions options;
   options.local_address = rail.ipv4;
   options.bind_device = rail.netdev;
-  std::optional<peer::ConnectedSocket> connected =
-      peer::ConnectTcp(host, port, timeout, options, error);
+  std::optional<peer::ConnectedSocket> connected = peer::ConnectTcp(
+      host, port, peer::Deadline::After(base::SystemClock(), timeout), options, error);
   if (!connected) return std::nullopt;
   if (!MakeBlockingWithTimeouts(connected->fd.get(), kTcpSlice)) {
     error->reason = "io";

@@ -177,7 +177,8 @@ double SendForDuration(std::vector<SenderStream>& streams, std::uint64_t buffer_
                        detail::InitiatorRun& run) {
   const detail::PageAlignedBuffer buffer(buffer_bytes, 'r');
   const Clock::time_point start = Clock::now();
-  const Clock::time_point end = std::min(start + run.params().duration, run.deadline().deadline());
+  const Clock::time_point end =
+      std::min(start + run.params().duration, run.deadline().deadline().at());
   IntervalRecorder intervals(start, end - start, buffer_bytes);
   SendAll(&streams, buffer, end, run.deadline(), intervals);
   run.result().spread = SpreadOf(intervals.Rates());

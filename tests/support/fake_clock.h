@@ -1,6 +1,9 @@
 // Time that moves only when a test says so.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
+
 #include "rail/base/clock.h"
 
 namespace rail::test {
@@ -20,6 +23,23 @@ class FakeClock final : public base::Clock {
   base::TimePoint now_;
   const base::TimePoint start_ = now_;
   const base::WallTime wall_start_{std::chrono::hours(24 * 365 * 50)};
+};
+
+// Time that moves by `step` each time anyone reads it, from any thread: every deadline set on it
+// has passed by the next reading. A wait that ends on time with this clock and a timeout of
+// hours takes its time from the injected clock; one that read the real clock would hang.
+class SteppingClock final : public base::Clock {
+ public:
+  explicit SteppingClock(base::Duration step) : step_(step) {}
+
+  base::TimePoint Now() const override { return base::TimePoint{} + Advance(); }
+  base::WallTime WallNow() const override { return base::WallTime{} + Advance(); }
+
+ private:
+  base::Duration Advance() const { return step_ * (ticks_.fetch_add(1) + 1); }
+
+  const base::Duration step_;
+  mutable std::atomic<std::int64_t> ticks_{1000};
 };
 
 }  // namespace rail::test

@@ -30,6 +30,34 @@ class SteadyClock final : public Clock {
 // The process's clock, for code that has no reason to be handed another one.
 const Clock& SystemClock();
 
+// The end of a wait, on the clock it was set by: what a socket's poll() or a library's timeout
+// is given is Remaining(), so a test that hands in a fake clock decides when every wait ends.
+class Deadline {
+ public:
+  static Deadline After(const Clock& clock, Duration timeout) {
+    return Deadline(clock, clock.Now() + timeout);
+  }
+  Deadline(const Clock& clock, TimePoint at) : clock_(&clock), at_(at) {}
+
+  TimePoint at() const { return at_; }
+  const Clock& clock() const { return *clock_; }
+  bool Passed() const { return clock_->Now() >= at_; }
+  // Never negative.
+  Duration Remaining() const {
+    const auto left = at_ - clock_->Now();
+    return left > Duration::zero() ? left : Duration::zero();
+  }
+  // This deadline, or `timeout` from now on the same clock if that comes first.
+  Deadline Within(Duration timeout) const {
+    const auto sooner = clock_->Now() + timeout;
+    return Deadline(*clock_, sooner < at_ ? sooner : at_);
+  }
+
+ private:
+  const Clock* clock_;
+  TimePoint at_;
+};
+
 // CPU time the calling thread has used (CLOCK_THREAD_CPUTIME_ID), in seconds; 0 if it cannot be
 // read. What a probe or a discovery fetch cost, read before and after: a measurement, never a
 // decision, so it is no Clock's.

@@ -30,8 +30,9 @@ class Source {
   // label of the discovery metrics and the prefix of its log lines.
   virtual std::string Name() const = 0;
   virtual base::Duration RefreshInterval() const = 0;
-  // Blocks for at most the source's own timeout. Never throws.
-  virtual FetchResult Fetch() = 0;
+  // Blocks for at most the source's own timeout, measured on `clock` (the waits a resolver or
+  // HTTP client is given are what is left of it). Never throws.
+  virtual FetchResult Fetch(const base::Clock& clock) = 0;
 };
 
 struct SourceStatus {

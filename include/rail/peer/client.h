@@ -27,6 +27,8 @@ struct ClientOptions {
   ReplayCache* seen_responder_nonces = nullptr;
   std::size_t max_frame_bytes = kDefaultMaxFrameBytes;
   ConnectOptions connect;  // e.g. bind the control connection to a local address
+  // What every deadline of the client is measured on; nullptr: base::SystemClock().
+  const base::Clock* clock = nullptr;
 };
 
 class PeerClient {
@@ -65,12 +67,14 @@ class PeerClient {
   void SendError(const std::string& reason, const std::string& message);
 
  private:
-  explicit PeerClient(Connection connection) : connection_(std::move(connection)) {}
+  PeerClient(Connection connection, const base::Clock& clock)
+      : connection_(std::move(connection)), clock_(&clock) {}
   bool Handshake(const ClientOptions& options, Deadline deadline, NetError* error);
   bool SecureHandshake(const ClientOptions& options, Deadline deadline, NetError* error);
   bool AwaitWelcome(Deadline deadline, bool expect_authenticated, NetError* error);
 
   Connection connection_;
+  const base::Clock* clock_;
   AgentVersions peer_versions_;
   std::string peer_host_;
   std::map<std::string, std::uint64_t> peer_rail_mtus_;

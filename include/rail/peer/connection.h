@@ -27,12 +27,14 @@
 #include <string>
 #include <string_view>
 
+#include "rail/base/clock.h"
 #include "rail/base/unique_fd.h"
 #include "rail/peer/framing.h"
 
 namespace rail::peer {
 
-using Deadline = std::chrono::steady_clock::time_point;
+// Every wait of the channel ends at a deadline on an injected clock (base::Deadline).
+using Deadline = base::Deadline;
 
 // The responder's default port (the exporter's endpoint is 9840).
 inline constexpr std::uint16_t kDefaultResponderPort = 9841;
@@ -71,8 +73,8 @@ struct ConnectedSocket {
 // Resolves `host` and tries its addresses in turn until one connects or `timeout` has passed.
 // With a local address only addresses of the same family are tried.
 std::optional<ConnectedSocket> ConnectTcp(const std::string& host, std::uint16_t port,
-                                          std::chrono::milliseconds timeout,
-                                          const ConnectOptions& options, NetError* error);
+                                          Deadline deadline, const ConnectOptions& options,
+                                          NetError* error);
 
 // The numeric address of the socket's peer, or of the socket itself; IPv4-mapped IPv6 addresses
 // come out as plain IPv4 so that one peer is one key whichever way it connected. "" on failure.
@@ -92,8 +94,7 @@ class Connection {
 
   // Connects (ConnectTcp) and wraps the socket.
   static std::optional<Connection> Connect(const std::string& host, std::uint16_t port,
-                                           std::chrono::milliseconds timeout,
-                                           const ConnectOptions& options,
+                                           Deadline deadline, const ConnectOptions& options,
                                            std::size_t max_frame_bytes, NetError* error);
 
   // Any wait of Send/Receive also ends, with reason "cancelled", once `fd` is readable (an

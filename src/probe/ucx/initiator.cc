@@ -75,7 +75,8 @@ void DeadlineWatchdog::Watch() {
       fired_ = true;
       return;
     }
-    wake_.wait_until(lock, std::min(deadline_.deadline(), Clock::now() + kCancelCheckInterval));
+    wake_.wait_until(lock,
+                     std::min(deadline_.deadline().at(), Clock::now() + kCancelCheckInterval));
   }
 }
 

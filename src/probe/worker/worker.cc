@@ -14,8 +14,11 @@
 #include "rail/probe/skipped.h"
 
 namespace rail::probe {
+namespace {
 
 using Clock = std::chrono::steady_clock;
+
+}  // namespace
 
 ProbeWorker::ProbeWorker(WorkerOptions options)
     : impl_(std::make_unique<Impl>(std::move(options))) {}

@@ -82,13 +82,13 @@ TEST(CurlLibraryTest, WithoutLibcurlTheSourceFailsEveryFetchWithTheReason) {
   const std::unique_ptr<Source> source = MakeKubernetesSourceWith(config, nullptr, why);
   EXPECT_EQ(source->Name(), "kubernetes:monitoring/rail-exporter");
   for (int refresh = 0; refresh < 2; ++refresh) {
-    const FetchResult result = source->Fetch();
+    const FetchResult result = source->Fetch(base::SystemClock());
     EXPECT_EQ(result.error, why);
     EXPECT_FALSE(result.targets.has_value());
   }
   // With the library, the same configuration gets as far as its (missing) token.
   const std::unique_ptr<Source> with_curl = MakeKubernetesSource(config);
-  EXPECT_THAT(with_curl->Fetch().error, HasSubstr("/nonexistent/token"));
+  EXPECT_THAT(with_curl->Fetch(base::SystemClock()).error, HasSubstr("/nonexistent/token"));
 }
 
 }  // namespace

@@ -30,7 +30,7 @@ class FakeSource final : public Source {
       : name_(std::move(name)), interval_(interval), state_(std::move(state)) {}
   std::string Name() const override { return name_; }
   base::Duration RefreshInterval() const override { return interval_; }
-  FetchResult Fetch() override {
+  FetchResult Fetch(const base::Clock& /*clock*/) override {
     ++state_->fetches;
     if (state_->results.empty()) return FetchResult{std::nullopt, "nothing queued"};
     FetchResult result = state_->results.front();
@@ -218,7 +218,7 @@ TEST(StaticSource, AlwaysItsTargets) {
   EXPECT_EQ(source->Name(), "static");
   EXPECT_GT(source->RefreshInterval(), base::Duration::zero());
   for (int i = 0; i < 2; ++i) {
-    const auto result = source->Fetch();
+    const auto result = source->Fetch(base::SystemClock());
     ASSERT_TRUE(result.targets.has_value());
     EXPECT_EQ(*result.targets, targets);
   }

@@ -125,16 +125,24 @@ class DnsSourceTest : public ::testing::Test {
       GTEST_SKIP() << kDnsmasq << " not installed (Debian: dnsmasq-base); needed for a real "
                    << "DNS server";
     }
-    {
-      const base::UniqueFd probe = BindUdp(0);  // closed again before dnsmasq binds the port
-      ASSERT_TRUE(probe);
-      port_ = PortOf(probe);
-    }
+    port_ = FreeUdpPort();
     Start(kRecords);
   }
+  static std::uint16_t FreeUdpPort() {
+    const base::UniqueFd probe = BindUdp(0);  // closed again before dnsmasq binds the port
+    return probe ? PortOf(probe) : 0;
+  }
+  // A port found free can be taken before dnsmasq binds it, or between a stop and a restart
+  // (the c-ares queries of the tests that run beside this one use random source ports): then
+  // dnsmasq exits with "Address already in use" and the server moves to another port.
   void Start(const std::vector<std::string>& records) {
-    server_ = std::make_unique<Dnsmasq>(port_, records);
-    ASSERT_TRUE(server_->WaitReady()) << "dnsmasq did not start on 127.0.0.1:" << port_;
+    for (int attempt = 1; attempt <= 5; ++attempt) {
+      server_ = std::make_unique<Dnsmasq>(port_, records);
+      if (server_->WaitReady()) return;
+      server_->Stop();
+      port_ = FreeUdpPort();
+    }
+    FAIL() << "dnsmasq did not start on 127.0.0.1 (5 ports tried)";
   }
   DnsConfig Config(std::vector<std::string> names, DnsRecordType type) const {
     DnsConfig config;
@@ -145,7 +153,7 @@ class DnsSourceTest : public ::testing::Test {
     return config;
   }
   FetchResult Fetch(std::vector<std::string> names, DnsRecordType type) const {
-    return MakeDnsSource(Config(std::move(names), type))->Fetch();
+    return MakeDnsSource(Config(std::move(names), type))->Fetch(base::SystemClock());
   }
 
   std::uint16_t port_ = 0;
@@ -161,7 +169,7 @@ TEST_F(DnsSourceTest, ARecordsWithTheConfiguredPort) {
 TEST_F(DnsSourceTest, AaaaRecordsInBrackets) {
   auto config = Config({"node1.peers.test"}, DnsRecordType::kAaaa);
   config.port = 19841;
-  const auto result = MakeDnsSource(config)->Fetch();
+  const auto result = MakeDnsSource(config)->Fetch(base::SystemClock());
   ASSERT_TRUE(result.targets) << result.error;
   EXPECT_EQ(Addresses(result), (std::vector<std::string>{"[fd00::1]:19841"}));
 }
@@ -252,7 +260,7 @@ TEST_F(DnsSourceTest, SilentServerTimesOut) {
   auto config = Config({"peers.test"}, DnsRecordType::kA);
   config.server = "127.0.0.1:" + std::to_string(PortOf(silent));
   const auto started = std::chrono::steady_clock::now();
-  const auto result = MakeDnsSource(config)->Fetch();
+  const auto result = MakeDnsSource(config)->Fetch(base::SystemClock());
   const auto took = std::chrono::steady_clock::now() - started;
   EXPECT_FALSE(result.targets);
   EXPECT_THAT(result.error, HasSubstr("peers.test: "));
@@ -291,11 +299,11 @@ TEST_F(DnsSourceTest, TenThousandRecordsFailLoudlyUnderOneNameAndArriveWholeByRa
   const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(90);
   bool loaded = false;
   while (!loaded && std::chrono::steady_clock::now() < give_up) {
-    loaded = MakeDnsSource(config)->Fetch().targets.has_value();
+    loaded = MakeDnsSource(config)->Fetch(base::SystemClock()).targets.has_value();
   }
   ASSERT_TRUE(loaded) << "dnsmasq did not load " << hosts << " within 90 s";
 
-  const auto sharded = MakeDnsSource(config)->Fetch();
+  const auto sharded = MakeDnsSource(config)->Fetch(base::SystemClock());
   ASSERT_TRUE(sharded.targets) << sharded.error;
   EXPECT_EQ(sharded.targets->size(), 10'000u);
   const auto addresses = Addresses(sharded);
@@ -339,7 +347,7 @@ TEST(DnsSource, ABadServerFailsTheRefresh) {
   DnsConfig config;
   config.names = {"peers.test"};
   config.server = "not-an-address:53";
-  const auto result = MakeDnsSource(config)->Fetch();
+  const auto result = MakeDnsSource(config)->Fetch(base::SystemClock());
   EXPECT_FALSE(result.targets);
   EXPECT_THAT(result.error, HasSubstr("server not-an-address:53"));
 }

@@ -45,7 +45,7 @@ TEST_F(FileSdSourceTest, ReadsAFileSortedAndNamesItself) {
   auto source = Make({path});
   EXPECT_EQ(source->Name(), "file_sd:" + path);
   EXPECT_EQ(source->RefreshInterval(), std::chrono::seconds(5));
-  const auto result = source->Fetch();
+  const auto result = source->Fetch(base::SystemClock());
   ASSERT_TRUE(result.targets) << result.error;
   EXPECT_EQ(Addresses(result), (std::vector<std::string>{"10.0.0.1:9841", "10.0.0.2:9841"}));
 }
@@ -83,7 +83,7 @@ TEST_F(FileSdSourceTest, RereadsOnlyWhenSizeOrTimeChanged) {
   struct stat before {};
   ASSERT_EQ(stat(path.c_str(), &before), 0);
   auto source = Make({path});
-  EXPECT_EQ(Addresses(source->Fetch()), (std::vector<std::string>{"a:1"}));
+  EXPECT_EQ(Addresses(source->Fetch(base::SystemClock())), (std::vector<std::string>{"a:1"}));
 
   {
     std::fstream file(path, std::ios::in | std::ios::out);
@@ -91,11 +91,11 @@ TEST_F(FileSdSourceTest, RereadsOnlyWhenSizeOrTimeChanged) {
   }
   const timespec times[2] = {before.st_atim, before.st_mtim};
   ASSERT_EQ(utimensat(AT_FDCWD, path.c_str(), times, 0), 0);
-  EXPECT_EQ(Addresses(source->Fetch()), (std::vector<std::string>{"a:1"}));
+  EXPECT_EQ(Addresses(source->Fetch(base::SystemClock())), (std::vector<std::string>{"a:1"}));
 
   const timespec later[2] = {before.st_atim, {before.st_mtim.tv_sec + 1, 0}};
   ASSERT_EQ(utimensat(AT_FDCWD, path.c_str(), later, 0), 0);
-  EXPECT_EQ(Addresses(source->Fetch()), (std::vector<std::string>{"b:1"}));
+  EXPECT_EQ(Addresses(source->Fetch(base::SystemClock())), (std::vector<std::string>{"b:1"}));
 }
 
 TEST_F(FileSdSourceTest, GlobsMergeAcrossFiles) {
@@ -103,20 +103,20 @@ TEST_F(FileSdSourceTest, GlobsMergeAcrossFiles) {
   Write("b.yml", "- targets: [b:1, c:1]\n");
   Write("ignored.txt", "not file_sd");
   auto source = Make({(dir_ / "*.json").string(), (dir_ / "*.yml").string()});
-  const auto result = source->Fetch();
+  const auto result = source->Fetch(base::SystemClock());
   ASSERT_TRUE(result.targets) << result.error;
   EXPECT_EQ(Addresses(result), (std::vector<std::string>{"a:1", "b:1", "c:1"}));
 }
 
 TEST_F(FileSdSourceTest, AGlobMatchingNothingIsNoError) {
-  const auto result = Make({(dir_ / "*.json").string()})->Fetch();
+  const auto result = Make({(dir_ / "*.json").string()})->Fetch(base::SystemClock());
   ASSERT_TRUE(result.targets) << result.error;
   EXPECT_TRUE(result.targets->empty());
 }
 
 TEST_F(FileSdSourceTest, AMissingFileFailsTheRefresh) {
   const std::string path = (dir_ / "absent.json").string();
-  const auto result = Make({path})->Fetch();
+  const auto result = Make({path})->Fetch(base::SystemClock());
   EXPECT_FALSE(result.targets);
   EXPECT_THAT(result.error, HasSubstr(path + ": No such file"));
 }
@@ -124,20 +124,20 @@ TEST_F(FileSdSourceTest, AMissingFileFailsTheRefresh) {
 TEST_F(FileSdSourceTest, OneBadFileAmongGoodOnesFailsTheRefresh) {
   Write("a.json", kTwoPeers);
   const std::string bad = Write("b.json", R"({"targets": ["a:1"]})");
-  const auto result = Make({(dir_ / "*.json").string()})->Fetch();
+  const auto result = Make({(dir_ / "*.json").string()})->Fetch(base::SystemClock());
   EXPECT_FALSE(result.targets);
   EXPECT_THAT(result.error, HasSubstr(bad + ": not a list"));
 }
 
 TEST_F(FileSdSourceTest, AnEmptyFileListsNoPeers) {
-  const auto result = Make({Write("peers.json", "")})->Fetch();
+  const auto result = Make({Write("peers.json", "")})->Fetch(base::SystemClock());
   ASSERT_TRUE(result.targets) << result.error;
   EXPECT_TRUE(result.targets->empty());
 }
 
 TEST_F(FileSdSourceTest, ADirectoryFailsTheRefresh) {
   fs::create_directory(dir_ / "peers.d.json");
-  const auto result = Make({(dir_ / "*.json").string()})->Fetch();
+  const auto result = Make({(dir_ / "*.json").string()})->Fetch(base::SystemClock());
   EXPECT_FALSE(result.targets);
   EXPECT_THAT(result.error, HasSubstr("peers.d.json: not a regular file"));
 }
@@ -146,7 +146,7 @@ TEST_F(FileSdSourceTest, AnUnreadableFileFailsTheRefresh) {
   if (geteuid() == 0) GTEST_SKIP() << "root reads files whatever their mode";
   const std::string path = Write("peers.json", kTwoPeers);
   fs::permissions(path, fs::perms::none);
-  const auto result = Make({path})->Fetch();
+  const auto result = Make({path})->Fetch(base::SystemClock());
   EXPECT_FALSE(result.targets);
   EXPECT_THAT(result.error, HasSubstr("cannot be read"));
 }

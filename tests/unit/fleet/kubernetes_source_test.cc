@@ -189,7 +189,7 @@ class KubernetesSourceTest : public ::testing::Test {
 TEST_F(KubernetesSourceTest, FollowsContinueAcrossPagesWithNodeAndPodLabels) {
   const auto source = MakeKubernetesSource(Config("rail-exporter"));
   EXPECT_EQ(source->Name(), "kubernetes:monitoring/rail-exporter");
-  const FetchResult result = source->Fetch();
+  const FetchResult result = source->Fetch(base::SystemClock());
   ASSERT_TRUE(result.targets) << result.error;
   EXPECT_THAT(Addresses(*result.targets),
               ElementsAre("10.244.1.17:9841", "10.244.2.9:9841", "10.244.3.21:9841"));
@@ -208,20 +208,23 @@ TEST_F(KubernetesSourceTest, FollowsContinueAcrossPagesWithNodeAndPodLabels) {
 }
 
 TEST_F(KubernetesSourceTest, LeavesOutEndpointsThatAreNotReady) {
-  const FetchResult result = MakeKubernetesSource(Config("rail-exporter-rollout"))->Fetch();
+  const FetchResult result =
+      MakeKubernetesSource(Config("rail-exporter-rollout"))->Fetch(base::SystemClock());
   ASSERT_TRUE(result.targets) << result.error;
   EXPECT_THAT(Addresses(*result.targets), ElementsAre("10.244.1.30:9841"));
 }
 
 TEST_F(KubernetesSourceTest, BracketsIpv6Addresses) {
-  const FetchResult result = MakeKubernetesSource(Config("rail-exporter-v6"))->Fetch();
+  const FetchResult result =
+      MakeKubernetesSource(Config("rail-exporter-v6"))->Fetch(base::SystemClock());
   ASSERT_TRUE(result.targets) << result.error;
   EXPECT_THAT(Addresses(*result.targets),
               ElementsAre("[fd00:10:244:1::17]:9841", "[fd00:10:244:2::9]:9841"));
 }
 
 TEST_F(KubernetesSourceTest, DualStackPodIsOneTargetByItsIpv4Address) {
-  const FetchResult result = MakeKubernetesSource(Config("rail-exporter-dual"))->Fetch();
+  const FetchResult result =
+      MakeKubernetesSource(Config("rail-exporter-dual"))->Fetch(base::SystemClock());
   ASSERT_TRUE(result.targets) << result.error;
   EXPECT_THAT(Addresses(*result.targets), ElementsAre("10.244.1.40:9841", "10.244.2.41:9841"));
 }
@@ -229,19 +232,20 @@ TEST_F(KubernetesSourceTest, DualStackPodIsOneTargetByItsIpv4Address) {
 TEST_F(KubernetesSourceTest, ChoosesThePortByName) {
   KubernetesConfig config = Config("rail-exporter-rollout");
   config.port_name = "metrics";
-  FetchResult result = MakeKubernetesSource(config)->Fetch();
+  FetchResult result = MakeKubernetesSource(config)->Fetch(base::SystemClock());
   ASSERT_TRUE(result.targets) << result.error;
   EXPECT_THAT(Addresses(*result.targets), ElementsAre("10.244.1.30:9840"));
 
   config.port_name = "probe";
-  result = MakeKubernetesSource(config)->Fetch();
+  result = MakeKubernetesSource(config)->Fetch(base::SystemClock());
   EXPECT_FALSE(result.targets);
   EXPECT_THAT(result.error, HasSubstr("no port named \"probe\""));
   EXPECT_THAT(result.error, HasSubstr("responder=9841"));
 }
 
 TEST_F(KubernetesSourceTest, ForbiddenFailsWithTheStatusAndTheApiMessage) {
-  const FetchResult result = MakeKubernetesSource(Config("rail-exporter", "kube-system"))->Fetch();
+  const FetchResult result =
+      MakeKubernetesSource(Config("rail-exporter", "kube-system"))->Fetch(base::SystemClock());
   EXPECT_FALSE(result.targets);
   EXPECT_THAT(result.error, HasSubstr("HTTP 403"));
   EXPECT_THAT(result.error, HasSubstr("cannot list resource \"endpointslices\""));
@@ -249,7 +253,8 @@ TEST_F(KubernetesSourceTest, ForbiddenFailsWithTheStatusAndTheApiMessage) {
 }
 
 TEST_F(KubernetesSourceTest, AnswerThatIsNotJsonFailsTheRefresh) {
-  const FetchResult result = MakeKubernetesSource(Config("rail-exporter-broken"))->Fetch();
+  const FetchResult result =
+      MakeKubernetesSource(Config("rail-exporter-broken"))->Fetch(base::SystemClock());
   EXPECT_FALSE(result.targets);
   EXPECT_THAT(result.error, HasSubstr("not JSON"));
 }
@@ -257,7 +262,7 @@ TEST_F(KubernetesSourceTest, AnswerThatIsNotJsonFailsTheRefresh) {
 TEST_F(KubernetesSourceTest, ServerSignedByAnotherCaFailsTheRefresh) {
   KubernetesConfig config = Config("rail-exporter");
   config.ca_file = (dir_ / "other-ca.crt").string();
-  const FetchResult result = MakeKubernetesSource(config)->Fetch();
+  const FetchResult result = MakeKubernetesSource(config)->Fetch(base::SystemClock());
   EXPECT_FALSE(result.targets);
   EXPECT_THAT(result.error, HasSubstr("certificate"));
   EXPECT_TRUE(Requests().empty()) << "no request may pass an unverified connection";
@@ -266,12 +271,12 @@ TEST_F(KubernetesSourceTest, ServerSignedByAnotherCaFailsTheRefresh) {
 TEST_F(KubernetesSourceTest, RereadsTheTokenOnEveryRefresh) {
   WriteFile(dir_ / "token", "expired-token\n");
   const auto source = MakeKubernetesSource(Config("rail-exporter-v6"));
-  FetchResult result = source->Fetch();
+  FetchResult result = source->Fetch(base::SystemClock());
   EXPECT_FALSE(result.targets);
   EXPECT_THAT(result.error, HasSubstr("HTTP 401"));
 
   WriteFile(dir_ / "token", kToken + "\n");  // kubelet rotated it
-  result = source->Fetch();
+  result = source->Fetch(base::SystemClock());
   ASSERT_TRUE(result.targets) << result.error;
   EXPECT_EQ(result.targets->size(), 2u);
 }
@@ -279,7 +284,7 @@ TEST_F(KubernetesSourceTest, RereadsTheTokenOnEveryRefresh) {
 TEST_F(KubernetesSourceTest, NamespaceComesFromTheServiceAccountFileWhenNotConfigured) {
   const auto source = MakeKubernetesSource(Config("rail-exporter-v6", ""));
   EXPECT_EQ(source->Name(), "kubernetes:monitoring/rail-exporter-v6");
-  const FetchResult result = source->Fetch();
+  const FetchResult result = source->Fetch(base::SystemClock());
   ASSERT_TRUE(result.targets) << result.error;
   EXPECT_EQ(result.targets->size(), 2u);
 }
@@ -300,12 +305,24 @@ TEST_F(KubernetesSourceTest, AnApiServerThatNeverAnswersFailsWithinTheTimeout) {
   config.api_server = "https://127.0.0.1:" + std::to_string(ntohs(address.sin_port));
   config.timeout = std::chrono::milliseconds(300);
   const auto started = std::chrono::steady_clock::now();
-  const FetchResult result = MakeKubernetesSource(config)->Fetch();
+  const FetchResult result = MakeKubernetesSource(config)->Fetch(base::SystemClock());
   const auto took = std::chrono::steady_clock::now() - started;
   ::close(silent);
   EXPECT_FALSE(result.targets);
   EXPECT_THAT(result.error, HasSubstr("timed out after "));
   EXPECT_LT(took, std::chrono::seconds(5));  // a bound, not a timing
+}
+
+// The list's deadline is on the clock the discovery hands in: with an hour's timeout on a clock
+// that moves an hour at each reading, the fetch fails at once, before it asks the API server.
+TEST_F(KubernetesSourceTest, TheTimeoutIsMeasuredOnTheInjectedClock) {
+  KubernetesConfig config = Config("rail-exporter");
+  config.timeout = std::chrono::hours(1);
+  const rail::test::SteppingClock clock(std::chrono::hours(1));
+  const FetchResult result = MakeKubernetesSource(config)->Fetch(clock);
+  EXPECT_FALSE(result.targets);
+  EXPECT_THAT(result.error, HasSubstr("longer than the timeout"));
+  EXPECT_TRUE(Requests().empty());
 }
 
 // The stand-in's generated Services (routes.json "generate"): 10,000 endpoints in slices of 20,
@@ -317,7 +334,8 @@ std::size_t ListsStarted(const std::vector<std::string>& requests) {
 }
 
 TEST_F(KubernetesSourceTest, PagesThroughTenThousandEndpoints) {
-  const FetchResult result = MakeKubernetesSource(TenThousandConfig("rail-exporter-10k"))->Fetch();
+  const FetchResult result =
+      MakeKubernetesSource(TenThousandConfig("rail-exporter-10k"))->Fetch(base::SystemClock());
   ASSERT_TRUE(result.targets) << result.error;
   EXPECT_EQ(result.targets->size(), 10'000u);
   EXPECT_EQ(Requests().size(), 5u);
@@ -325,8 +343,8 @@ TEST_F(KubernetesSourceTest, PagesThroughTenThousandEndpoints) {
 }
 
 TEST_F(KubernetesSourceTest, AnExpiredContinueTokenStartsTheListAgain) {
-  const FetchResult result =
-      MakeKubernetesSource(TenThousandConfig("rail-exporter-10k-expiring"))->Fetch();
+  const FetchResult result = MakeKubernetesSource(TenThousandConfig("rail-exporter-10k-expiring"))
+                                 ->Fetch(base::SystemClock());
   ASSERT_TRUE(result.targets) << result.error;
   EXPECT_EQ(result.targets->size(), 10'000u);
   EXPECT_EQ(Requests().size(), 3u + 5u);  // two pages and the 410, then a whole list
@@ -336,8 +354,8 @@ TEST_F(KubernetesSourceTest, AnExpiredContinueTokenStartsTheListAgain) {
 // Page 2 comes from a newer revision, in which the first endpoint was replaced: pages 1 and 2 do
 // not add up to one list. The list starts again and gives the new revision, whole.
 TEST_F(KubernetesSourceTest, AListThatChangesBetweenPagesStartsAgain) {
-  const FetchResult result =
-      MakeKubernetesSource(TenThousandConfig("rail-exporter-10k-changing"))->Fetch();
+  const FetchResult result = MakeKubernetesSource(TenThousandConfig("rail-exporter-10k-changing"))
+                                 ->Fetch(base::SystemClock());
   ASSERT_TRUE(result.targets) << result.error;
   const auto addresses = Addresses(*result.targets);
   EXPECT_EQ(addresses.size(), 10'000u);
@@ -368,7 +386,7 @@ TEST_F(KubernetesSourceTest, ContinueTokensThatKeepExpiringKeepTheLastCompleteLi
 TEST_F(KubernetesSourceTest, MissingTokenFailsWithoutAsking) {
   KubernetesConfig config = Config("rail-exporter");
   config.token_file = (dir_ / "no-such-token").string();
-  const FetchResult result = MakeKubernetesSource(config)->Fetch();
+  const FetchResult result = MakeKubernetesSource(config)->Fetch(base::SystemClock());
   EXPECT_FALSE(result.targets);
   EXPECT_THAT(result.error, HasSubstr("no-such-token"));
   EXPECT_TRUE(Requests().empty());

@@ -7,6 +7,7 @@
 
 #include "rail/peer/responder.h"
 #include "responder_fixture.h"
+#include "support/deadline.h"
 
 namespace rail::peer::testing {
 namespace {
@@ -35,14 +36,14 @@ class ResponderAttackTest : public ResponderTest {
     NetError error;
     ConnectOptions connect;
     connect.local_address = from;
-    return Connection::Connect("127.0.0.1", responder_->ListeningPort(), 2s, connect, 64 * 1024,
-                               &error);
+    return Connection::Connect("127.0.0.1", responder_->ListeningPort(), rail::test::In(2s),
+                               connect, 64 * 1024, &error);
   }
 
   static std::string ReplyReason(Connection& connection,
                                  std::chrono::milliseconds wait = std::chrono::seconds(3)) {
     NetError error;
-    auto reply = connection.Receive(Clock::now() + wait, &error);
+    auto reply = connection.Receive(rail::test::In(wait), &error);
     return reply ? reply->value("reason", std::string("?")) : "no reply: " + error.reason;
   }
 };
@@ -138,7 +139,7 @@ TEST_F(ResponderAttackTest, SlowClientsDoNotDelayOthers) {
   NetError error;
   // Each slow client has sent a few bytes of its hello and will send no more for now.
   for (auto& connection : slow) {
-    ASSERT_TRUE(connection.SendRaw(hello.substr(0, 3), Clock::now() + 1s, &error));
+    ASSERT_TRUE(connection.SendRaw(hello.substr(0, 3), rail::test::In(1s), &error));
   }
   ASSERT_TRUE(WaitFor([](const ResponderStats& s) { return s.active_sessions == 4; }));
   auto legitimate = Connect(LegitimateClient(), &error);
@@ -163,7 +164,7 @@ TEST_F(ResponderAttackTest, StrangersOutsideAllowedNetworksAreClosedAtAccept) {
   auto stranger = Silent("127.0.0.1");
   ASSERT_TRUE(stranger);
   NetError error;
-  EXPECT_FALSE(stranger->Receive(Clock::now() + 3s, &error));
+  EXPECT_FALSE(stranger->Receive(rail::test::In(3s), &error));
   EXPECT_EQ(error.reason, "closed") << "a stranger gets no reply at all";
   EXPECT_TRUE(WaitForError("not_allowed"));
   EXPECT_EQ(responder_->Snapshot().sessions_total, 0u);

@@ -5,6 +5,7 @@
 
 #include "rail/peer/responder.h"
 #include "responder_fixture.h"
+#include "support/deadline.h"
 #include "support/fake_clock.h"
 
 namespace rail::peer::testing {
@@ -31,12 +32,12 @@ class ResponderBusyTest : public ResponderTest {
     ProbeSetup setup = FakeSetup(1.0);
     setup.run_id = run_id;
     setup.rail = rail;
-    return client.Request(ToJson(setup), Clock::now() + 2s, error).has_value();
+    return client.Request(ToJson(setup), rail::test::In(2s), error).has_value();
   }
 
   static void Done(PeerClient& client) {
     NetError error;
-    ASSERT_TRUE(client.Request(ToJson(ProbeDone{}), Clock::now() + 2s, &error))
+    ASSERT_TRUE(client.Request(ToJson(ProbeDone{}), rail::test::In(2s), &error))
         << error.reason << ": " << error.message;
   }
 };
@@ -121,10 +122,10 @@ class ResponderBudgetTest : public ResponderBusyTest {
     if (!client) return false;
     ProbeSetup setup = FakeSetup(seconds);
     setup.rail = rail;
-    if (!client->Request(ToJson(setup), Clock::now() + 2s, error)) return false;
+    if (!client->Request(ToJson(setup), rail::test::In(2s), error)) return false;
     ProbeDone done;
     if (bytes) done.measured["bytes"] = *bytes;
-    return client->Request(ToJson(done), Clock::now() + 2s, error).has_value();
+    return client->Request(ToJson(done), rail::test::In(2s), error).has_value();
   }
 
   test::FakeClock fake_clock_;

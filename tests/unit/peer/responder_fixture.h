@@ -14,6 +14,7 @@
 #include "rail/peer/connection.h"
 #include "rail/peer/responder.h"
 #include "rail/peer/session_messages.h"
+#include "support/deadline.h"
 
 namespace rail::peer::testing {
 
@@ -100,8 +101,8 @@ class ResponderTest : public ::testing::Test {
   // A raw framed connection, for speaking the protocol badly on purpose.
   Connection Raw() {
     NetError error;
-    auto connection =
-        Connection::Connect("127.0.0.1", responder_->ListeningPort(), 1s, {}, 64 * 1024, &error);
+    auto connection = Connection::Connect("127.0.0.1", responder_->ListeningPort(),
+                                          rail::test::In(1s), {}, 64 * 1024, &error);
     EXPECT_TRUE(connection) << error.message;
     return std::move(*connection);
   }
@@ -132,14 +133,14 @@ class ResponderTest : public ::testing::Test {
   // Runs one fake probe over an established client.
   static void RunFakeProbe(PeerClient& client, double seconds = 0.05) {
     NetError error;
-    auto reply = client.Request(ToJson(FakeSetup(seconds)), Clock::now() + 2s, &error);
+    auto reply = client.Request(ToJson(FakeSetup(seconds)), rail::test::In(2s), &error);
     ASSERT_TRUE(reply) << error.reason << ": " << error.message;
     ProbeSetupReply setup_reply;
     std::string parse_error;
     ASSERT_TRUE(FromJson(*reply, &setup_reply, &parse_error)) << parse_error;
     EXPECT_EQ(setup_reply.setup["kind"], "fake");
     EXPECT_EQ(setup_reply.versions.agent_version, "responder-1.0");
-    auto report = client.Request(ToJson(ProbeDone{}), Clock::now() + 2s, &error);
+    auto report = client.Request(ToJson(ProbeDone{}), rail::test::In(2s), &error);
     ASSERT_TRUE(report) << error.reason << ": " << error.message;
     ProbeReport parsed;
     ASSERT_TRUE(FromJson(*report, &parsed, &parse_error)) << parse_error;

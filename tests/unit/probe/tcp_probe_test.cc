@@ -17,6 +17,7 @@
 #include "rail/probe/probe.h"
 #include "rail/probe/tcp.h"
 #include "rail/sysfs/filesystem.h"
+#include "support/deadline.h"
 
 namespace rail::probe {
 namespace {
@@ -157,7 +158,7 @@ TEST_F(TcpProbeTest, ABusyResponderIsBusyWithItsHintNotAFailureOfTheRail) {
   setup.duration_seconds = 2;
   setup.max_bytes = 1 << 20;
   setup.run_id = "another-initiator";
-  ASSERT_TRUE(holder->Request(ToJson(setup), Clock::now() + 2s, &net_error)) << net_error.message;
+  ASSERT_TRUE(holder->Request(ToJson(setup), rail::test::In(2s), &net_error)) << net_error.message;
 
   ProbeParams params = Params(ProbeKind::kTcpThroughput);
   params.peer = address;
@@ -165,7 +166,7 @@ TEST_F(TcpProbeTest, ABusyResponderIsBusyWithItsHintNotAFailureOfTheRail) {
   EXPECT_TRUE(IsBusy(result)) << result.error_reason << ": " << result.error_message;
   EXPECT_GT(result.retry_after, 0ms);
   EXPECT_LE(result.retry_after, 2s + peer::Limits{}.bulk_retry_grace);
-  ASSERT_TRUE(holder->Request(ToJson(peer::ProbeDone{}), Clock::now() + 5s, &net_error))
+  ASSERT_TRUE(holder->Request(ToJson(peer::ProbeDone{}), rail::test::In(5s), &net_error))
       << net_error.message;
 }
 

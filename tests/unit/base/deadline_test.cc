@@ -1,0 +1,43 @@
+// base::Deadline: every wait of the agent ends at one, on the clock it was set by.
+#include <gtest/gtest.h>
+
+#include "rail/base/clock.h"
+#include "support/fake_clock.h"
+
+namespace rail::base {
+namespace {
+
+using namespace std::chrono_literals;
+
+TEST(DeadlineTest, RemainingFollowsTheClockItWasSetByAndNeverGoesNegative) {
+  test::FakeClock clock;
+  const Deadline deadline = Deadline::After(clock, 10s);
+  EXPECT_EQ(deadline.Remaining(), Duration(10s));
+  EXPECT_FALSE(deadline.Passed());
+  clock.Advance(4s);
+  EXPECT_EQ(deadline.Remaining(), Duration(6s));
+  clock.Advance(6s);
+  EXPECT_TRUE(deadline.Passed());
+  EXPECT_EQ(deadline.Remaining(), Duration::zero());
+  clock.Advance(1h);
+  EXPECT_EQ(deadline.Remaining(), Duration::zero());
+}
+
+TEST(DeadlineTest, WithinTakesTheSoonerEnd) {
+  test::FakeClock clock;
+  const Deadline deadline = Deadline::After(clock, 10s);
+  EXPECT_EQ(deadline.Within(3s).Remaining(), Duration(3s));
+  EXPECT_EQ(deadline.Within(30s).at(), deadline.at());
+  clock.Advance(9s);
+  EXPECT_EQ(deadline.Within(3s).Remaining(), Duration(1s));
+}
+
+TEST(DeadlineTest, ASteppingClockPassesEveryDeadlineAtTheNextReading) {
+  const test::SteppingClock clock(1h);
+  const Deadline deadline = Deadline::After(clock, 1h);
+  EXPECT_TRUE(deadline.Passed());
+  EXPECT_EQ(deadline.Remaining(), Duration::zero());
+}
+
+}  // namespace
+}  // namespace rail::base
