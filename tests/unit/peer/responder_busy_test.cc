@@ -127,8 +127,6 @@ class ResponderBudgetTest : public ResponderBusyTest {
     if (bytes) done.measured["bytes"] = *bytes;
     return client->Request(ToJson(done), rail::test::In(2s), error).has_value();
   }
-
-  test::FakeClock fake_clock_;
 };
 
 TEST_F(ResponderBudgetTest, ARailPastItsTimeFractionAnswersBusyCountedAsBudget) {

@@ -15,6 +15,7 @@
 #include "rail/peer/responder.h"
 #include "rail/peer/session_messages.h"
 #include "support/deadline.h"
+#include "support/fake_clock.h"
 
 namespace rail::peer::testing {
 
@@ -150,6 +151,10 @@ class ResponderTest : public ::testing::Test {
   std::shared_ptr<const Secret> secret_ = std::make_shared<const Secret>("the right secret");
   base::SteadyClock clock_;
   ReplayCache client_nonces_{clock_, 1024, std::chrono::minutes(10)};
+  // Clocks a test may hand the responder (options.clock): declared before it, so that they
+  // outlive its sessions.
+  rail::test::FakeClock fake_clock_;
+  const rail::test::SteppingClock stepping_clock_{std::chrono::hours(1)};
   std::unique_ptr<Responder> responder_;
 };
 

@@ -194,10 +194,9 @@ TEST_F(ResponderTest, SessionLimitRefusesTheNextPeer) {
 // responder drops a silent client and a slow one at once, which it can only do if its waits are
 // measured on its injected clock (on the real one this test would hang for an hour).
 TEST_F(ResponderTest, SilentAndSlowClientsAreDroppedAtTheHandshakeDeadline) {
-  const rail::test::SteppingClock clock(1h);
   ResponderOptions options = Options();
   options.handshake_timeout = 1h;
-  options.clock = &clock;
+  options.clock = &stepping_clock_;
   StartResponder(options);
   NetError error;
   Connection silent = Raw();
@@ -272,11 +271,10 @@ TEST_F(ResponderTest, ProbesBeyondLimitsOrWithoutHandlerAreRefused) {
 // A probe of 0.1 s with an hour of grace, on a clock that moves an hour at each reading: the
 // responder gives up on the missing probe_done at once (on the real clock: an hour).
 TEST_F(ResponderTest, MissingProbeDoneEndsTheProbe) {
-  const rail::test::SteppingClock clock(1h);
   ResponderOptions options = Options();
   options.probe_grace = 1h;
   options.handshake_timeout = 10'000h;  // the handshake itself must not time out
-  options.clock = &clock;
+  options.clock = &stepping_clock_;
   StartResponder(options);
   NetError error;
   auto client = Connect(ClientWith(secret_), &error);
