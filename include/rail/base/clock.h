@@ -40,17 +40,11 @@ class Deadline {
   Deadline(const Clock& clock, TimePoint at) : clock_(&clock), at_(at) {}
 
   TimePoint at() const { return at_; }
-  const Clock& clock() const { return *clock_; }
   bool Passed() const { return clock_->Now() >= at_; }
   // Never negative.
   Duration Remaining() const {
     const auto left = at_ - clock_->Now();
     return left > Duration::zero() ? left : Duration::zero();
-  }
-  // This deadline, or `timeout` from now on the same clock if that comes first.
-  Deadline Within(Duration timeout) const {
-    const auto sooner = clock_->Now() + timeout;
-    return Deadline(*clock_, sooner < at_ ? sooner : at_);
   }
 
  private:

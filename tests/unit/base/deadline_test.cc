@@ -23,15 +23,6 @@ TEST(DeadlineTest, RemainingFollowsTheClockItWasSetByAndNeverGoesNegative) {
   EXPECT_EQ(deadline.Remaining(), Duration::zero());
 }
 
-TEST(DeadlineTest, WithinTakesTheSoonerEnd) {
-  test::FakeClock clock;
-  const Deadline deadline = Deadline::After(clock, 10s);
-  EXPECT_EQ(deadline.Within(3s).Remaining(), Duration(3s));
-  EXPECT_EQ(deadline.Within(30s).at(), deadline.at());
-  clock.Advance(9s);
-  EXPECT_EQ(deadline.Within(3s).Remaining(), Duration(1s));
-}
-
 TEST(DeadlineTest, ASteppingClockPassesEveryDeadlineAtTheNextReading) {
   const test::SteppingClock clock(1h);
   const Deadline deadline = Deadline::After(clock, 1h);
