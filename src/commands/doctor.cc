@@ -220,42 +220,32 @@ Finding CapabilitiesFinding(const std::optional<probe::WorkerCapabilities>& capa
   return Info("capabilities", "", driver + "; " + ucx, evidence);
 }
 
-// With --peer: connects and records the hello as a result the peer checks read (a failed run
-// with the peer's versions: the probe-derived checks skip it).
-std::optional<Finding> AskPeer(const DoctorOptions& options, const agent::AgentConfig& config,
-                               const sysfs::Filesystem& sys, probe::ResultStore& store) {
-  if (options.peer.empty()) return std::nullopt;
+// With --peer: connects and records the hello as a result over no rail, answered or not. health
+// judges it (peer_hello), and the peer checks read the versions and MTUs of an answered one (a
+// failed run: the probe-derived checks skip it).
+void AskPeer(const DoctorOptions& options, const agent::AgentConfig& config,
+             const sysfs::Filesystem& sys, probe::ResultStore& store) {
+  if (options.peer.empty()) return;
   const auto secret_file = CommandSetup::SecretFile(options.secret_file, config);
   if (!secret_file && !options.insecure) {
     throw std::runtime_error("--peer needs --peer.secret-file (or --peer.insecure)");
   }
-  base::SteadyClock clock;
   probing::ProbeWiring wiring(
-      sys, {}, probing::LoadSecret(secret_file, "secret file"), clock, 16,
+      sys, {}, probing::LoadSecret(secret_file, "secret file"), base::SystemClock(), 16,
       probing::WorkerSettings{options.worker_path, options.sysfs_root, "warn", "logfmt"});
-  std::string reason;
-  std::string message;
-  const auto client = wiring.Context().connect(options.peer, kPeerTimeout, &reason, &message);
-  if (!client) {
-    Finding finding;
-    finding.status = FindingStatus::kFail;
-    finding.check = "peer_hello";
-    finding.peer = options.peer;
-    finding.summary = fmt::format("no hello from {}: {} ({})", options.peer, reason, message);
-    finding.evidence = "the control channel to " + options.peer;
-    finding.fix = "check the peer's responder.listen_address, the firewall and the shared secret";
-    return finding;
-  }
   probe::ProbeResult hello;
   hello.kind = probe::ProbeKind::kTcpRtt;
   hello.peer = options.peer;
   hello.error_reason = "hello_only";
+  const auto client = wiring.Context().connect(options.peer, kPeerTimeout, &hello.error_reason,
+                                               &hello.error_message);
   hello.finished_at = std::chrono::system_clock::now();
-  hello.peer_agent_version = client->peer_versions().agent_version;
-  hello.peer_ucx_version = client->peer_versions().ucx_version;
-  hello.peer_rail_mtus = client->peer_rail_mtus();
+  if (client) {
+    hello.peer_agent_version = client->peer_versions().agent_version;
+    hello.peer_ucx_version = client->peer_versions().ucx_version;
+    hello.peer_rail_mtus = client->peer_rail_mtus();
+  }
   store.Record(std::move(hello), std::chrono::milliseconds(0));
-  return std::nullopt;
 }
 
 void CheckRoot(const std::string& root, const char* flag) {
@@ -273,7 +263,7 @@ std::vector<Finding> Diagnose(const DoctorOptions& options) {
   sysfs::RootedFilesystem proc(options.procfs_root);
   probe::ResultStore store;
   std::vector<Finding> findings;
-  if (auto failed = AskPeer(options, config, sys, store)) findings.push_back(std::move(*failed));
+  AskPeer(options, config, sys, store);
 
   const auto worker = probe::FindWorkerExecutable(options.worker_path);
   std::string capabilities_error;

@@ -18,6 +18,7 @@ void CheckRoceGids(const HealthInputs& inputs, std::vector<CheckResult>& out);  
 void CheckSubnets(const HealthInputs& inputs, std::vector<CheckResult>& out);   // duplicate_subnet
 void CheckMtus(const HealthInputs& inputs, std::vector<CheckResult>& out);      // mtu, peer_mtu
 void CheckPeerVersions(const HealthInputs& inputs, std::vector<CheckResult>& out);  // peer_version
+void CheckPeerHellos(const HealthInputs& inputs, std::vector<CheckResult>& out);    // peer_hello
 void CheckCounters(const HealthInputs& inputs, std::vector<CheckResult>& out);  // counter_saturated
 // multirail_striping, probe_throughput, transport_fallback
 void CheckProbes(const HealthInputs& inputs, std::vector<CheckResult>& out);

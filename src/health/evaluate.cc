@@ -111,6 +111,7 @@ std::vector<CheckResult> EvaluateChecks(const HealthInputs& inputs) {
   detail::CheckSubnets(inputs, results);
   detail::CheckMtus(inputs, results);
   detail::CheckPeerVersions(inputs, results);
+  detail::CheckPeerHellos(inputs, results);
   detail::CheckCounters(inputs, results);
   detail::CheckProbes(inputs, results);
   detail::CheckPcieLinks(inputs, results);

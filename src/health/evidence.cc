@@ -46,7 +46,9 @@ std::string Evidence(const CheckResult& verdict, const std::vector<inventory::Ra
   if (check == "counter_saturated") return PortEvidence(rail, "{counters,counters_ext}/*");
   if (check == "duplicate_subnet") return "the interfaces' IPv4 addresses (getifaddrs)";
   if (check == "mtu") return "sysfs class/net/" + (rail ? rail->netdev : "") + "/mtu";
-  if (check == "peer_mtu" || check == "peer_version") return "the hello of peer " + verdict.peer;
+  if (check == "peer_mtu" || check == "peer_version" || check == "peer_hello") {
+    return "the hello of peer " + verdict.peer;
+  }
   if (check == "pcie_link") return PciFiles(topology, rail);
   if (check == "gpu_nic_affinity") return "the PCIe tree (sysfs bus/pci/devices/ link targets)";
   if (check == "nic_temperature") return "sysfs class/hwmon/<the NIC's hwmon>/temp*";

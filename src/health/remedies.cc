@@ -97,6 +97,19 @@ std::map<std::string, std::string> FabricTemplates() {
   };
 }
 
+// The checks about a peer's hello: both hosts' settings.
+std::map<std::string, std::string> PeerTemplates() {
+  return {
+      {"peer_mtu", "ip link set dev {netdev} mtu 9000 (on both hosts)"},
+      {"peer_hello",
+       "check the peer's responder.listen_address, the firewall between the hosts and that both "
+       "hosts hold the same peer secret file"},
+      {"peer_version",
+       "install the same rail_exporter and UCX versions on both hosts (ucx_info -v; "
+       "rail_exporter --version)"},
+  };
+}
+
 // fmt templates with {netdev}, {device}, {port}, {pci} and {gid_option}.
 const std::map<std::string, std::string>& Templates() {
   static const std::map<std::string, std::string> kTemplates = [] {
@@ -114,10 +127,6 @@ const std::map<std::string, std::string>& Templates() {
          "ip -4 addr show; ip addr del <address>/<prefix> dev <the other interface> (one interface "
          "per rail subnet)"},
         {"mtu", "ip link set dev {netdev} mtu 9000"},
-        {"peer_mtu", "ip link set dev {netdev} mtu 9000 (on both hosts)"},
-        {"peer_version",
-         "install the same rail_exporter and UCX versions on both hosts (ucx_info -v; "
-         "rail_exporter --version)"},
         {"counter_saturated",
          "read the extended counters: ls /sys/class/infiniband/{device}/ports/{port}/counters_ext/ "
          "(load the driver that provides them, or reset the counters: perfquery -x -R)"},
@@ -153,6 +162,7 @@ const std::map<std::string, std::string>& Templates() {
          "UCX_TLS=rc,cuda_copy,cuda_ipc,sm,self UCX_NET_DEVICES={device}:{port}"},
     };
     templates.merge(FabricTemplates());
+    templates.merge(PeerTemplates());
     return templates;
   }();
   return kTemplates;
@@ -167,6 +177,7 @@ const std::map<std::string, std::string>& Summaries() {
       {"mtu", "the rail's MTU matches the host's other rails"},
       {"peer_mtu", "the rail's MTU matches the peer's"},
       {"peer_version", "the peer runs the same agent and UCX versions"},
+      {"peer_hello", "the peer's responder answered the hello"},
       {"counter_saturated", "no port counter is pegged at its maximum"},
       {"multirail_striping", "multi-rail traffic spreads over the rails"},
       {"probe_throughput", "probed throughput is near the line rate and the sibling rails"},
@@ -223,6 +234,7 @@ const std::vector<std::string>& CheckTokens() {
                                                    "mtu",
                                                    "peer_mtu",
                                                    "peer_version",
+                                                   "peer_hello",
                                                    "counter_saturated",
                                                    "multirail_striping",
                                                    "probe_throughput",

@@ -256,10 +256,8 @@ bool WaitReady(int fd, short events, Deadline deadline, int cancel_fd, NetError*
   pollfd fds[2] = {{fd, events, 0}, {cancel_fd, POLLIN, 0}};
   const nfds_t count = cancel_fd >= 0 ? 2 : 1;
   while (true) {
-    const auto remaining = std::chrono::ceil<std::chrono::milliseconds>(deadline.Remaining());
-    if (remaining.count() <= 0) return Fail(error, "timeout", "deadline passed");
-    const int ready =
-        poll(fds, count, static_cast<int>(std::min<std::int64_t>(remaining.count(), 60'000)));
+    if (deadline.Passed()) return Fail(error, "timeout", "deadline passed");
+    const int ready = poll(fds, count, deadline.PollMilliseconds());
     if (ready < 0) {
       if (errno == EINTR) continue;
       return Fail(error, "io", "poll: " + ErrnoText(errno));

@@ -81,6 +81,7 @@ ProbeWiring::ProbeWiring(const sysfs::Filesystem& sys, std::vector<probe::ProbeR
                          std::size_t remembered_nonces, WorkerSettings worker)
     : rails_(std::move(rails)),
       secret_(std::move(secret)),
+      clock_(clock),
       seen_responder_nonces_(
           std::make_unique<peer::ReplayCache>(clock, remembered_nonces, std::chrono::hours(1))),
       counters_(std::make_unique<probe::RailCounterReader>(sys)),
@@ -114,6 +115,7 @@ void ProbeWiring::StartWorker(const std::atomic<bool>* abandon) {
     options.init.log_level = worker_settings_.log_level;
     options.init.log_format = worker_settings_.log_format;
     options.init.cuda_library = worker_settings_.cuda_library;
+    options.clock = &clock_;
     worker_ = std::make_unique<probe::ProbeWorker>(std::move(options));
     worker = worker_.get();
   }
@@ -152,7 +154,12 @@ peer::ProbeHandlerFactory ProbeWiring::Handlers() {
 
 probe::ProbeContext ProbeWiring::Context() const {
   probe::ProbeContext context;
-  context.connect = peer::MakePeerConnector(secret_, Versions(), *seen_responder_nonces_);
+  peer::ClientOptions client;
+  client.secret = secret_;
+  client.versions = Versions();
+  client.seen_responder_nonces = seen_responder_nonces_.get();
+  client.clock = &clock_;  // the control connection's deadlines; the probe measures on its own
+  context.connect = peer::MakePeerConnector(std::move(client));
   context.counters = counters_.get();
   context.all_rails = rails_;
   return context;

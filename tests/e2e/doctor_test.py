@@ -142,6 +142,7 @@ class DoctorTest(unittest.TestCase):
                              "--peer=127.0.0.1:%d" % port, "--output=json")
         findings = json.loads(result.stdout)
         peer = {(f["check"], f["rail"]): f["status"] for f in findings if f["peer"]}
+        self.assertEqual(peer.get(("peer_hello", "")), "PASS", result.stdout)
         self.assertEqual(peer.get(("peer_version", "")), "PASS", result.stdout)
         self.assertEqual(peer.get(("peer_mtu", "rail0")), "PASS", result.stdout)
         self.assertEqual(result.returncode, 0, result.stdout + result.stderr)

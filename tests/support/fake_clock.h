@@ -1,6 +1,7 @@
 // Time that moves only when a test says so.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 
@@ -17,6 +18,10 @@ class FakeClock final : public base::Clock {
   // Atomic: the threads of the code under test read it while the test moves it.
   base::TimePoint Now() const override { return now_.load(); }
   base::WallTime WallNow() const override { return wall_start_ + (now_.load() - start_); }
+  // Waiters on the code's threads look again every millisecond: they see a move of the test's.
+  base::Duration BlockFor(base::Duration remaining) const override {
+    return std::min<base::Duration>(remaining, std::chrono::milliseconds(1));
+  }
   void Advance(base::Duration by) { now_.store(now_.load() + by); }
   void Set(base::TimePoint to) { now_.store(to); }
 

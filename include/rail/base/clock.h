@@ -2,6 +2,7 @@
 // that tests drive it with a fake (tests/support/fake_clock.h) and never sleep.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 
 namespace rail::base {
@@ -17,6 +18,10 @@ class Clock {
   virtual TimePoint Now() const = 0;
   // Wall-clock time, only for timestamps people and Prometheus read.
   virtual WallTime WallNow() const = 0;
+  // How long a thread may block in real time (a condition variable's wait, poll()) while it waits
+  // for `remaining` of this clock: all of it on the real clock. A fake clock answers a short
+  // slice, so that a waiter reads it again soon after a test moves it.
+  virtual Duration BlockFor(Duration remaining) const { return remaining; }
 };
 
 // Monotonic for everything that measures: wall-clock steps (NTP, an operator's `date -s`) must
@@ -45,6 +50,14 @@ class Deadline {
   Duration Remaining() const {
     const auto left = at_ - clock_->Now();
     return left > Duration::zero() ? left : Duration::zero();
+  }
+  // What a blocking call (poll(), a condition variable) is given: Remaining(), or the clock's
+  // slice of it (Clock::BlockFor). The caller reads Passed() again when it returns.
+  Duration BlockFor() const { return clock_->BlockFor(Remaining()); }
+  // BlockFor() in whole milliseconds, rounded up and at most a minute, for poll(); 0 once passed.
+  int PollMilliseconds() const {
+    const auto block = std::chrono::ceil<std::chrono::milliseconds>(BlockFor()).count();
+    return static_cast<int>(std::min<decltype(block)>(block, 60'000));
   }
 
  private:

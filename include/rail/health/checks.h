@@ -136,7 +136,7 @@ struct HealthInputs {
 
 // One verdict: rail_check_ok{check,rail,peer} and, while failing,
 // rail_check_info{check,rail,peer,reason}. Check tokens (stable, used by the alert rules):
-//   port_active, port_rate, roce_gid, duplicate_subnet, mtu, peer_mtu, peer_version,
+//   port_active, port_rate, roce_gid, duplicate_subnet, mtu, peer_mtu, peer_version, peer_hello,
 //   counter_saturated, multirail_striping, probe_throughput, transport_fallback,
 //   pcie_link, gpu_nic_affinity, gpu_direct, gpu_memory_throughput, qos_config,
 //   pfc_storm, pfc_pause, global_pause, roce_congestion_control, roce_drops,

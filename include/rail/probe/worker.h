@@ -42,6 +42,7 @@
 #include <string>
 #include <vector>
 
+#include "rail/base/clock.h"
 #include "rail/gpu/driver.h"
 #include "rail/gpu/gpudirect.h"
 #include "rail/peer/responder.h"
@@ -97,6 +98,10 @@ struct WorkerOptions {
   std::vector<std::string> environment;
   WorkerInit init;
   WorkerPolicy policy;
+  // Every wait of the supervision and of the calls (start, hello, back-off, exit grace, a call's
+  // timeout, the wait for a restart) is measured on it; nullptr: base::SystemClock(). The
+  // worker process keeps its own clock for UCX's progress and the probes' measurements.
+  const base::Clock* clock = nullptr;
 };
 
 // What the worker found when it started (its hello) and `rail_exporter_probe_worker

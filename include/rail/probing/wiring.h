@@ -85,6 +85,7 @@ class ProbeWiring {
 
   std::vector<probe::ProbeRail> rails_;
   std::shared_ptr<const peer::Secret> secret_;
+  const base::Clock& clock_;  // the worker's supervision and the peer connections' deadlines
   std::unique_ptr<peer::ReplayCache> seen_responder_nonces_;
   std::unique_ptr<probe::RailCounterReader> counters_;
   WorkerSettings worker_settings_;

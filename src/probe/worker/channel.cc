@@ -29,7 +29,7 @@ bool Channel::Send(const nlohmann::json& message) {
   return true;
 }
 
-std::optional<nlohmann::json> Channel::Receive(std::string* error, int timeout_ms) {
+std::optional<nlohmann::json> Channel::Receive(std::string* error, const base::Deadline* deadline) {
   char buffer[65536];
   while (true) {
     std::string_view input(pending_);
@@ -40,13 +40,17 @@ std::optional<nlohmann::json> Channel::Receive(std::string* error, int timeout_m
       *error = result.error;
       return std::nullopt;
     }
-    pollfd readable{fd_.get(), POLLIN, 0};
-    const int ready = ::poll(&readable, 1, timeout_ms);
-    if (ready < 0 && errno == EINTR) continue;
-    if (ready == 0) {
-      *error = "no message within " + std::to_string(timeout_ms) + " ms";
+    if (deadline != nullptr && deadline->Passed()) {
+      *error = "no message by the deadline";
       return std::nullopt;
     }
+    pollfd readable{fd_.get(), POLLIN, 0};
+    const int ready = ::poll(&readable, 1, deadline == nullptr ? -1 : deadline->PollMilliseconds());
+    if (ready < 0 && errno != EINTR) {
+      *error = std::string("poll: ") + std::strerror(errno);
+      return std::nullopt;
+    }
+    if (ready <= 0) continue;  // EINTR, or the slice of a deadline ended: looked at again
     const ssize_t received = ::recv(fd_.get(), buffer, sizeof(buffer), 0);
     if (received < 0 && errno == EINTR) continue;
     if (received <= 0) {

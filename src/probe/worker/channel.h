@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 
+#include "rail/base/clock.h"
 #include "rail/peer/connection.h"
 #include "rail/peer/framing.h"
 
@@ -23,10 +24,10 @@ class Channel {
 
   // Thread-safe. false when the other side has gone (or the message cannot be encoded).
   bool Send(const nlohmann::json& message);
-  // Blocks for the next message (at most `timeout_ms` between bytes when not negative); nullopt
-  // with `error` set at end of stream, on a bad frame or when the wait timed out. One reader at a
-  // time.
-  std::optional<nlohmann::json> Receive(std::string* error, int timeout_ms = -1);
+  // Blocks for the next message (until `deadline` when given); nullopt with `error` set at end of
+  // stream, on a bad frame or when the deadline passed. One reader at a time.
+  std::optional<nlohmann::json> Receive(std::string* error,
+                                        const base::Deadline* deadline = nullptr);
   // Ends the stream both ways: a blocked Receive returns, the other side sees the end.
   void Shutdown();
 

@@ -7,12 +7,12 @@
 
 #include "probe/worker/spawn.h"
 #include "probe/worker/wire.h"
+#include "rail/base/wait.h"
 #include "rail/peer/encoding.h"
 
 namespace rail::probe {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 // A worker whose pipe ended gets this long to exit before it is killed.
 constexpr std::chrono::milliseconds kExitGrace{3000};
 
@@ -55,7 +55,8 @@ nlohmann::json ProbeWorker::Impl::InitMessage() const {
 
 bool ProbeWorker::Impl::AwaitHello(worker::Channel& pipe) {
   std::string error;
-  const auto hello = pipe.Receive(&error, static_cast<int>(options.policy.start_timeout.count()));
+  const auto start = base::Deadline::After(clock, options.policy.start_timeout);
+  const auto hello = pipe.Receive(&error, &start);
   if (!hello || hello->value("type", "") != "hello") {
     std::lock_guard lock(mutex);
     if (!stopping) {  // else Stop ended the wait
@@ -109,10 +110,11 @@ void ProbeWorker::Impl::FailPending(const std::string& reason, const std::string
 void ProbeWorker::Impl::Reap(pid_t worker_pid, const std::string& fallback_reason,
                              worker::StderrRelay& relay) {
   int wait_status = 0;
-  const auto give_up = Clock::now() + kExitGrace;
+  const auto give_up = base::Deadline::After(clock, kExitGrace);
   pid_t reaped = 0;
-  while ((reaped = ::waitpid(worker_pid, &wait_status, WNOHANG)) == 0 && Clock::now() < give_up) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  while ((reaped = ::waitpid(worker_pid, &wait_status, WNOHANG)) == 0 && !give_up.Passed()) {
+    std::this_thread::sleep_for(
+        std::min<base::Duration>(give_up.BlockFor(), std::chrono::milliseconds(20)));
   }
   if (reaped == 0) {
     ::kill(worker_pid, SIGKILL);
@@ -150,7 +152,7 @@ bool ProbeWorker::Impl::RunOnce() {
     pid = spawned.pid;
     status.pid = pid;
     status.state = WorkerState::kStarting;
-    started_at = Clock::now();
+    started_at = clock.Now();
     kill_reason = stopping ? "stopped" : "";
     answered = false;
     starting_channel = pipe;
@@ -184,16 +186,16 @@ bool ProbeWorker::Impl::RunOnce() {
   return up;
 }
 
-bool ProbeWorker::Impl::WaitBeforeRestart(std::chrono::milliseconds wait) {
+bool ProbeWorker::Impl::WaitBeforeRestart(const base::Deadline& restart) {
   std::unique_lock lock(mutex);
-  changed.wait_for(lock, wait, [this] { return stopping; });
-  return !stopping;
+  return !base::WaitUntil(changed, lock, restart, [this] { return stopping; });
 }
 
 void ProbeWorker::Impl::Supervise() {
   while (true) {
     RunOnce();
     std::optional<std::chrono::milliseconds> wait;
+    std::optional<base::Deadline> restart;
     {
       std::lock_guard lock(mutex);
       if (stopping) break;
@@ -212,11 +214,12 @@ void ProbeWorker::Impl::Supervise() {
       }
       ++status.restarts_by_reason[status.last_death];
       status.state = WorkerState::kBackingOff;
-      restart_at = Clock::now() + *wait;
+      restart = base::Deadline::After(clock, *wait);
+      restart_at = restart->at();
       changed.notify_all();
       spdlog::warn("probe worker ended ({}); restarting in {}", status.last_death, Seconds(*wait));
     }
-    if (!WaitBeforeRestart(*wait)) break;
+    if (!WaitBeforeRestart(*restart)) break;
   }
   std::lock_guard lock(mutex);
   status.state = WorkerState::kStopped;

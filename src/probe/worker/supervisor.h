@@ -20,7 +20,9 @@ namespace rail::probe {
 
 struct ProbeWorker::Impl {
   explicit Impl(WorkerOptions worker_options)
-      : options(std::move(worker_options)), restarts(options.policy) {}
+      : options(std::move(worker_options)),
+        clock(options.clock != nullptr ? *options.clock : base::SystemClock()),
+        restarts(options.policy) {}
 
   struct Pending {
     bool done = false;
@@ -36,14 +38,15 @@ struct ProbeWorker::Impl {
   // worker_crashed with the last fatal line it wrote.
   void Reap(pid_t pid, const std::string& fallback_reason, worker::StderrRelay& relay);
   void FailPending(const std::string& reason, const std::string& message);
-  bool WaitBeforeRestart(std::chrono::milliseconds wait);
+  // false when the agent stops during the wait.
+  bool WaitBeforeRestart(const base::Deadline& restart);
   nlohmann::json InitMessage() const;
   void KillWorker(const std::string& reason);
   // The reply of a call that finds no worker (under mutex).
   Reply Unavailable() const;
   // The skip of a run whose worker did not come back within `waited`, or, when the run
   // `may_wait` no more, at once (under mutex).
-  Reply NotBack(std::chrono::steady_clock::duration waited, bool may_wait) const;
+  Reply NotBack(base::Duration waited, bool may_wait) const;
   // A probe run that finds no worker waits for the restart under way (when it `may_wait`: up to
   // WorkerPolicy::max_restart_wait) or until `cancel`: nullopt once a worker runs, else the
   // reply that ends the call (skipped: worker_restarting, crash_loop; or cancelled,
@@ -52,6 +55,7 @@ struct ProbeWorker::Impl {
                                     const std::atomic<bool>* cancel);
 
   WorkerOptions options;
+  const base::Clock& clock;  // options.clock's, or the process's
   worker::RestartPolicy restarts;
 
   mutable std::mutex mutex;
@@ -63,8 +67,8 @@ struct ProbeWorker::Impl {
   std::shared_ptr<worker::Channel> starting_channel;
   pid_t pid = -1;
   // When the current worker was spawned, and when the back-off under way ends.
-  std::chrono::steady_clock::time_point started_at = std::chrono::steady_clock::now();
-  std::chrono::steady_clock::time_point restart_at = started_at;
+  base::TimePoint started_at = clock.Now();
+  base::TimePoint restart_at = started_at;
   std::string kill_reason;  // set when the agent killed the worker (hung), else ""
   std::uint64_t generation = 0;
   bool answered = false;  // the running worker has answered a call

@@ -14,12 +14,6 @@
 #include "rail/probe/skipped.h"
 
 namespace rail::probe {
-namespace {
-
-using Clock = std::chrono::steady_clock;
-
-}  // namespace
-
 ProbeWorker::ProbeWorker(WorkerOptions options)
     : impl_(std::make_unique<Impl>(std::move(options))) {}
 
@@ -29,18 +23,17 @@ ProbeWorker::~ProbeWorker() {
 
 bool ProbeWorker::Start(std::string* error, const std::atomic<bool>* abandon) {
   impl_->thread = std::thread([impl = impl_.get()] { impl->Supervise(); });
-  const auto give_up = std::chrono::steady_clock::now() + impl_->options.policy.start_timeout +
-                       std::chrono::seconds(1);
+  const auto give_up = base::Deadline::After(
+      impl_->clock, impl_->options.policy.start_timeout + std::chrono::seconds(1));
   std::unique_lock lock(impl_->mutex);
   // `abandon` is set by a thread that cannot notify this wait: it is looked at every slice.
   constexpr std::chrono::milliseconds kAbandonSlice{100};
-  while (impl_->status.state == WorkerState::kStarting &&
-         std::chrono::steady_clock::now() < give_up) {
+  while (impl_->status.state == WorkerState::kStarting && !give_up.Passed()) {
     if (abandon != nullptr && abandon->load()) {
       *error = "abandoned while starting: the agent is stopping";
       return false;
     }
-    impl_->changed.wait_for(lock, kAbandonSlice);
+    impl_->changed.wait_for(lock, std::min<base::Duration>(kAbandonSlice, give_up.BlockFor()));
   }
   if (impl_->status.state == WorkerState::kRunning) return true;
   *error = impl_->status.detail.empty() ? "the probe worker did not start" : impl_->status.detail;
@@ -105,7 +98,7 @@ ProbeWorker::Reply ProbeWorker::Call(nlohmann::json request, std::chrono::millis
   lock.unlock();
   pipe->Send(request);  // a failed send shows as the worker's death, which fails the call
   lock.lock();
-  auto deadline = Clock::now() + timeout;
+  auto deadline = base::Deadline::After(impl_->clock, timeout);
   bool cancel_sent = false;
   while (true) {
     auto call = impl_->pending.find(id);
@@ -114,7 +107,7 @@ ProbeWorker::Reply ProbeWorker::Call(nlohmann::json request, std::chrono::millis
       impl_->pending.erase(call);
       return reply;
     }
-    if (Clock::now() >= deadline) {
+    if (deadline.Passed()) {
       impl_->pending.erase(call);
       if (generation == impl_->generation) impl_->KillWorker("hung");
       return {false, nullptr, "worker_hung",
@@ -128,11 +121,13 @@ ProbeWorker::Reply ProbeWorker::Call(nlohmann::json request, std::chrono::millis
       pipe->Send(on_cancel);
       lock.lock();
       // A cancelled probe ends within its drain; one that does not is hung.
-      deadline = std::min(deadline, Clock::now() + impl_->options.policy.call_grace);
+      const auto grace = base::Deadline::After(impl_->clock, impl_->options.policy.call_grace);
+      if (grace.at() < deadline.at()) deadline = grace;
       continue;
     }
-    impl_->changed.wait_until(lock,
-                              std::min(deadline, Clock::now() + std::chrono::milliseconds(100)));
+    // `cancel` is set by a thread that cannot notify this wait: it is looked at every slice.
+    impl_->changed.wait_for(
+        lock, std::min<base::Duration>(deadline.BlockFor(), std::chrono::milliseconds(100)));
   }
 }
 
@@ -142,7 +137,7 @@ ProbeWorker::Reply ProbeWorker::Impl::Unavailable() const {
               (status.detail.empty() ? "" : ": " + status.detail)};
 }
 
-ProbeWorker::Reply ProbeWorker::Impl::NotBack(Clock::duration waited, bool may_wait) const {
+ProbeWorker::Reply ProbeWorker::Impl::NotBack(base::Duration waited, bool may_wait) const {
   const std::string state = std::string("it is ") + WorkerStateName(status.state) +
                             (status.last_death.empty() ? "" : ", last death " + status.last_death);
   if (!may_wait) {
@@ -159,15 +154,15 @@ ProbeWorker::Reply ProbeWorker::Impl::NotBack(Clock::duration waited, bool may_w
 std::optional<ProbeWorker::Reply> ProbeWorker::Impl::AwaitRestart(
     std::unique_lock<std::mutex>& lock, bool may_wait, const std::atomic<bool>* cancel) {
   // Until the restart under way should have said hello, within max_restart_wait.
-  const auto now = Clock::now();
-  Clock::duration bound =
-      may_wait ? Clock::duration(options.policy.max_restart_wait) : Clock::duration::zero();
+  const auto now = clock.Now();
+  base::Duration bound =
+      may_wait ? base::Duration(options.policy.max_restart_wait) : base::Duration::zero();
   if (status.state == WorkerState::kBackingOff) {
     bound = std::min(bound, restart_at - now + options.policy.start_timeout);
   } else if (status.state == WorkerState::kStarting) {
     bound = std::min(bound, started_at + options.policy.start_timeout - now);
   }
-  const auto give_up = now + bound;
+  const base::Deadline give_up(clock, now + bound);
   // `cancel` is set by a thread that cannot notify this wait: it is looked at every slice.
   constexpr std::chrono::milliseconds kCancelSlice{100};
   while (!channel) {
@@ -179,8 +174,8 @@ std::optional<ProbeWorker::Reply> ProbeWorker::Impl::AwaitRestart(
       return Reply{false, nullptr, "cancelled",
                    "the agent ended the run while it waited for the probe worker"};
     }
-    if (Clock::now() >= give_up) return NotBack(bound, may_wait);
-    changed.wait_until(lock, std::min(give_up, Clock::now() + kCancelSlice));
+    if (give_up.Passed()) return NotBack(bound, may_wait);
+    changed.wait_for(lock, std::min<base::Duration>(give_up.BlockFor(), kCancelSlice));
   }
   return std::nullopt;
 }

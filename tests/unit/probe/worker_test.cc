@@ -1,11 +1,13 @@
-// The probe worker process (rail/probe/worker.h): its restart rules, its wire encoding, and the
-// supervisor against the real worker executable and against stand-ins that crash, hang or never
-// start.
+// The probe worker process (rail/probe/worker.h): its restart rules and the supervisor against
+// the real worker executable and against stand-ins that crash, hang or never start. The waits
+// whose length is the point (a call's timeout, the wait for a restart, a back-off) run on a fake
+// clock the test moves: hours of it, in milliseconds of real time.
 #include "rail/probe/worker.h"
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -20,6 +22,7 @@
 #include "probe/worker/wire.h"
 #include "rail/peer/connection.h"
 #include "rail/probe/skipped.h"
+#include "support/fake_clock.h"
 
 namespace rail::probe {
 namespace {
@@ -64,80 +67,6 @@ TEST(RestartPolicyTest, UsefulWorkEndsARunOfFruitlessDeaths) {
   EXPECT_EQ(restarts.OnDeath(false), std::nullopt);
 }
 
-TEST(WorkerWireTest, ResultSurvivesTheRoundTrip) {
-  ProbeResult result;
-  result.kind = ProbeKind::kMultirailCapacity;
-  result.peer = "10.0.0.2:9841";
-  result.rails = {"rail0", "rail1"};
-  result.error_reason = "ucx:Connection reset by remote peer";
-  result.finished_at = std::chrono::system_clock::time_point(123456789ns);
-  result.retry_after = 2500ms;
-  result.bytes = 1ull << 40;
-  result.per_rail = {{"rail0", 1.5e9, 3000}};
-  result.rtt_samples_seconds = {1e-5, 2e-5};
-  result.rtt = LatencySummary{2, 1e-5, 1e-5, 2e-5, 2e-5, 2e-5, 2e-5};
-  result.lanes = {{"tcp", "ra0", "rail0"}};
-  result.counters = {{"rail1", 10, 20, 0.25}};
-  nic::FabricReading reading{"eth1", "mlx5_core", 1491, {}, true};
-  reading.samples.push_back({nic::FabricCounter::kPfcPauseMicroseconds, nic::Direction::kRx, 3u,
-                             nic::PciOperation::kNone, 400000, "rx_prio3_pause_duration"});
-  reading.samples.push_back({nic::FabricCounter::kLinkDownEvents, nic::Direction::kNone,
-                             std::nullopt, nic::PciOperation::kNone, 2, "link_down_events_phy"});
-  result.fabric = {{"rail0", 2.5, {reading}, {{"hw_counters/out_of_sequence", 7}}}};
-  result.peer_cpu_seconds = 0.5;
-  result.peer_rail_mtus = {{"rail0", 9000}};
-  result.memory = gpu::MemoryType::kCuda;
-  result.memory_path = "staged";
-  result.gpu_pci_bus_id = "0000:17:00.0";
-  result.gpu_link_speed_gts = 16.0;
-  std::string error;
-  const auto back = worker::ResultFromJson(worker::ToJson(result), &error);
-  ASSERT_TRUE(back) << error;
-  EXPECT_EQ(worker::ToJson(*back), worker::ToJson(result));
-  EXPECT_EQ(back->finished_at, result.finished_at);
-  EXPECT_EQ(back->retry_after, 2500ms);
-  EXPECT_EQ(back->per_rail.at(0).bytes, 3000u);
-  EXPECT_EQ(back->rtt->p50, 1e-5);
-  EXPECT_EQ(back->memory, gpu::MemoryType::kCuda);
-  EXPECT_EQ(back->memory_path, "staged");
-  EXPECT_EQ(back->gpu_link_speed_gts, std::optional<double>(16.0));
-  ASSERT_EQ(back->fabric.size(), 1u);
-  EXPECT_EQ(back->fabric[0].seconds, 2.5);
-  EXPECT_EQ(back->fabric[0].counters.at("hw_counters/out_of_sequence"), 7u);
-  ASSERT_EQ(back->fabric[0].nic.at(0).samples.size(), 2u);
-  const auto& pause = back->fabric[0].nic[0].samples[0];
-  EXPECT_EQ(pause.counter, nic::FabricCounter::kPfcPauseMicroseconds);
-  EXPECT_EQ(pause.direction, nic::Direction::kRx);
-  EXPECT_EQ(pause.priority, std::optional<unsigned>(3));
-  EXPECT_EQ(pause.value, 400000u);
-  EXPECT_EQ(back->fabric[0].nic[0].samples[1].priority, std::nullopt);
-  // A counter kind this build does not know is refused, not cast.
-  auto garbled = worker::ToJson(result);
-  garbled["fabric"][0]["nic"][0]["samples"][0]["counter"] = 200;
-  EXPECT_FALSE(worker::ResultFromJson(garbled, &error));
-}
-
-TEST(WorkerWireTest, ParamsSurviveTheRoundTripAndGarbageIsRefused) {
-  ProbeParams params;
-  params.kind = ProbeKind::kUcxRtt;
-  params.operation = UcxOperation::kGet;
-  params.rails = {{"rail0", "ra0", "ra0", "10.0.0.1", "", 0, false, std::nullopt}};
-  params.timeout = 1234ms;
-  params.memory = gpu::MemoryType::kCudaHost;
-  std::string error;
-  const auto back = worker::ParamsFromJson(worker::ToJson(params), &error);
-  ASSERT_TRUE(back) << error;
-  EXPECT_EQ(worker::ToJson(*back), worker::ToJson(params));
-  EXPECT_EQ(back->memory, gpu::MemoryType::kCudaHost);
-  nlohmann::json vram = worker::ToJson(params);
-  vram["memory"] = "vram";
-  EXPECT_FALSE(worker::ParamsFromJson(vram, &error));
-  nlohmann::json bad = worker::ToJson(params);
-  bad["kind"] = "warp_drive";
-  EXPECT_FALSE(worker::ParamsFromJson(bad, &error));
-  EXPECT_NE(error.find("warp_drive"), std::string::npos) << error;
-}
-
 // A stand-in worker written as a script, in a file of its own.
 class ScriptWorker {
  public:
@@ -179,6 +108,21 @@ bool WaitFor(Predicate predicate, std::chrono::milliseconds timeout = 10s) {
   return true;
 }
 
+// The reply of `call`, moving `clock` by `step` every millisecond of real time until it comes (a
+// bound of 10 s real time: a call that would read the real clock fails here, never hangs).
+ProbeWorker::Reply MoveClockUntil(std::future<ProbeWorker::Reply>& call, test::FakeClock& clock,
+                                  base::Duration step) {
+  const auto give_up = std::chrono::steady_clock::now() + 10s;
+  while (call.wait_for(1ms) != std::future_status::ready) {
+    if (std::chrono::steady_clock::now() > give_up) {
+      ADD_FAILURE() << "the call did not end as the fake clock moved";
+      break;
+    }
+    clock.Advance(step);
+  }
+  return call.get();
+}
+
 // Binds `socket` to a free loopback port: "127.0.0.1:<port>", or "" when it cannot.
 std::string BindLoopback(const base::UniqueFd& socket) {
   sockaddr_in address{};
@@ -217,8 +161,11 @@ TEST(ProbeWorkerTest, RealWorkerSaysHelloWithItsUcxVersion) {
 }
 
 TEST(ProbeWorkerTest, AbortedWorkerFailsTheCallInFlightAndIsRestarted) {
+  test::FakeClock clock;
   WorkerOptions options = Options(RAIL_PROBE_WORKER);
-  options.policy.first_backoff = 1s;  // long enough for the next run to find it backing off
+  options.policy.first_backoff = 1h;  // of the fake clock: the restart waits for the test
+  options.policy.start_timeout = 1000h;
+  options.clock = &clock;
   ProbeWorker worker(options);
   std::string error;
   ASSERT_TRUE(worker.Start(&error)) << error;
@@ -231,13 +178,16 @@ TEST(ProbeWorkerTest, AbortedWorkerFailsTheCallInFlightAndIsRestarted) {
   const ProbeParams params = UcxRttParams(peer, "rail0", 20s);
   auto run = std::async(std::launch::async,
                         [&] { return WorkerProbeMaker(worker)(params.kind)->Run(params, {}); });
-  std::this_thread::sleep_for(300ms);
+  // The worker's connection waiting in the accept queue: the run is in flight.
+  pollfd connected{listener.get(), POLLIN, 0};
+  ASSERT_EQ(::poll(&connected, 1, 10'000), 1) << "the probe never connected";
   ASSERT_EQ(::kill(first_pid, SIGABRT), 0);
   const ProbeResult result = run.get();
   EXPECT_FALSE(result.success);
   EXPECT_EQ(result.error_reason, "worker_crashed") << result.error_message;
   EXPECT_NE(result.error_message.find("sigabrt"), std::string::npos) << result.error_message;
   ASSERT_TRUE(WaitFor([&] {
+    clock.Advance(10min);  // from the death on: the back-off's deadline is set after it
     const WorkerStatus now = worker.Status();
     return now.state == WorkerState::kRunning && now.restarts_by_reason.count("sigabrt") == 1;
   }));
@@ -305,39 +255,48 @@ time.sleep(60)
 )";
 
 // A worker left `starting`: its Start abandoned at once (no wait for the hello here), it never
-// says hello within start_timeout.
+// says hello. Its supervision runs on a fake clock that moves only when a test moves it.
 class StartingWorker {
  public:
   explicit StartingWorker(
       std::chrono::milliseconds start_timeout,
       std::chrono::milliseconds max_restart_wait = WorkerPolicy{}.max_restart_wait)
-      : worker_(SleepyOptions(script_.path(), start_timeout, max_restart_wait)) {
+      : worker_(SleepyOptions(script_.path(), start_timeout, max_restart_wait, clock_)) {
     std::string error;
     const std::atomic<bool> abandon{true};
     EXPECT_FALSE(worker_.Start(&error, &abandon));
   }
   ProbeWorker& worker() { return worker_; }
+  test::FakeClock& clock() { return clock_; }
 
  private:
   static WorkerOptions SleepyOptions(const std::string& path,
                                      std::chrono::milliseconds start_timeout,
-                                     std::chrono::milliseconds max_restart_wait) {
+                                     std::chrono::milliseconds max_restart_wait,
+                                     const base::Clock& clock) {
     WorkerOptions options = Options(path);
     options.policy.start_timeout = start_timeout;
     options.policy.max_restart_wait = max_restart_wait;
+    options.clock = &clock;
     return options;
   }
   ScriptWorker script_{kSleepyWorker};
+  test::FakeClock clock_;
   ProbeWorker worker_;
 };
 
+// The bound is an hour of the injected clock: the run is skipped once the test has moved it that
+// far, not after an hour of real time.
 TEST(ProbeWorkerTest, ARunWaitsForARestartingWorkerUpToTheBoundThenIsSkipped) {
-  StartingWorker starting(2s, 200ms);
+  StartingWorker starting(2h, 1h);
   ProbeWorker& worker = starting.worker();
-  const auto reply = worker.Call({{"type", "run"}}, 1s, nullptr, nullptr, kAwaitRestart);
+  auto call = std::async(std::launch::async, [&] {
+    return worker.Call({{"type", "run"}}, 1s, nullptr, nullptr, kAwaitRestart);
+  });
+  const auto reply = MoveClockUntil(call, starting.clock(), 10min);
   EXPECT_EQ(reply.reason, kWorkerRestartingReason) << reply.error;
-  EXPECT_NE(reply.error.find("within 200 ms"), std::string::npos) << reply.error;
-  EXPECT_EQ(worker.Status().state, WorkerState::kStarting);
+  EXPECT_NE(reply.error.find("within 3600000 ms"), std::string::npos) << reply.error;
+  EXPECT_EQ(worker.Status().state, WorkerState::kStarting);  // 2 h of start_timeout not over
 }
 
 TEST(ProbeWorkerTest, ARunThatMayNotWaitIsSkippedAtOnceWhileTheWorkerRestarts) {
@@ -366,29 +325,40 @@ TEST(ProbeWorkerTest, AStopDoesNotWaitForAWorkerThatHasNotSaidHello) {
   EXPECT_EQ(status.pid, 0);
 }
 
+// The fake clock never moves: only the cancel can end the wait.
 TEST(ProbeWorkerTest, TheWaitForARestartEndsWhenTheRunIsCancelled) {
-  StartingWorker starting(3s);  // the bound of the wait, without the cancel
+  StartingWorker starting(3s);
   ProbeWorker& worker = starting.worker();
   std::atomic<bool> cancel{false};
   auto run = std::async(std::launch::async, [&] {
     return worker.Call({{"type", "run"}}, 1s, &cancel, {{"type", "cancel"}}, kAwaitRestart);
   });
-  std::this_thread::sleep_for(100ms);
   cancel = true;
   const auto reply = run.get();
   EXPECT_EQ(reply.reason, "cancelled") << reply.error;  // not worker_restarting: cut short
 }
 
+// An hour's call timeout on the fake clock: killed as hung once the test moves it an hour.
 TEST(ProbeWorkerTest, SilentWorkerIsKilledAsHungAndRestarted) {
   ScriptWorker script(kSilentWorker);
-  ProbeWorker worker(Options(script.path()));
+  test::FakeClock clock;
+  WorkerOptions options = Options(script.path());
+  options.policy.start_timeout = 1000h;  // the restarted stand-in's hello, while the clock moves
+  options.clock = &clock;
+  ProbeWorker worker(options);
   std::string error;
   ASSERT_TRUE(worker.Start(&error)) << error;
   EXPECT_EQ(worker.Status().ucx_version, "stand-in");
-  const auto reply = worker.Call({{"type", "report"}, {"handler", 1}}, 200ms);
-  EXPECT_EQ(reply.reason, "worker_hung");
-  ASSERT_TRUE(WaitFor([&] { return worker.Status().restarts_by_reason.count("hung") == 1; }));
-  ASSERT_TRUE(WaitFor([&] { return worker.Status().state == WorkerState::kRunning; }));
+  auto call = std::async(std::launch::async, [&] {
+    return worker.Call({{"type", "report"}, {"handler", 1}}, 1h);
+  });
+  EXPECT_EQ(MoveClockUntil(call, clock, 10min).reason, "worker_hung");
+  // The restart waits for first_backoff (10 ms) of the fake clock.
+  ASSERT_TRUE(WaitFor([&] {
+    clock.Advance(1s);
+    const WorkerStatus now = worker.Status();
+    return now.restarts_by_reason.count("hung") == 1 && now.state == WorkerState::kRunning;
+  }));
 }
 
 TEST(ProbeWorkerTest, FindsTheWorkerBesideTheExecutableUnlessConfigured) {
