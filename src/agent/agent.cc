@@ -129,9 +129,13 @@ void Agent::StartWeb() {
 
 void Agent::Stop() {
   started_ = false;
+  // One deadline for the whole stop, handed to every part that waits.
+  const auto by =
+      base::Deadline::After(clock_ ? *clock_ : base::SystemClock(), probing::kStopDeadline);
+  if (web_) web_->Stop(by);
   web_.reset();  // no scrape, landing page or reload runs past here
   if (fabric_sampler_) fabric_sampler_->Stop();
-  if (probing_) probing_->Stop();
+  if (probing_) probing_->Stop(by);
 }
 
 std::vector<int> Agent::ListeningPorts() const {

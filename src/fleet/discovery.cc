@@ -41,10 +41,10 @@ struct TimedFetch {
   double cpu_seconds = 0;
 };
 
-TimedFetch TimeFetch(Source& source, const base::Clock& clock) {
+TimedFetch TimeFetch(Source& source, const base::Clock& clock, const std::atomic<bool>& abandon) {
   const base::TimePoint start = clock.Now();
   const double cpu_start = base::ThreadCpuSeconds();
-  TimedFetch fetch{source.Fetch(clock)};
+  TimedFetch fetch{source.Fetch(clock, abandon)};
   fetch.cpu_seconds = base::ThreadCpuSeconds() - cpu_start;
   fetch.seconds = std::chrono::duration<double>(clock.Now() - start).count();
   return fetch;
@@ -63,7 +63,17 @@ Discovery::Discovery(std::vector<std::unique_ptr<Source>> sources, const base::C
   }
 }
 
+FetchResult Source::Fetch(const base::Clock& clock) {
+  const std::atomic<bool> never{false};
+  return Fetch(clock, never);
+}
+
 bool Discovery::Refresh() {
+  const std::atomic<bool> never{false};
+  return Refresh(never);
+}
+
+bool Discovery::Refresh(const std::atomic<bool>& abandon) {
   // Which sources are due, decided under the lock; the fetches (which may block for a source's
   // whole timeout) run without it, so that scrapes reading Targets and Status never wait on DNS.
   // Only the fleet thread refreshes, and the entries themselves never change after construction.
@@ -77,7 +87,8 @@ bool Discovery::Refresh() {
   }
   std::vector<TimedFetch> results;
   results.reserve(due.size());
-  for (Entry* entry : due) results.push_back(TimeFetch(*entry->source, clock_));
+  for (Entry* entry : due) results.push_back(TimeFetch(*entry->source, clock_, abandon));
+  if (abandon.load()) return false;  // fetches cut short: no failure of the sources'
 
   std::lock_guard lock(mutex_);
   const base::TimePoint now = clock_.Now();
@@ -134,7 +145,9 @@ class StaticSource final : public Source {
   std::string Name() const override { return "static"; }
   // Nothing to re-read; a day keeps it out of the way of the sources that change.
   base::Duration RefreshInterval() const override { return std::chrono::hours(24); }
-  FetchResult Fetch(const base::Clock& /*clock*/) override { return FetchResult{targets_, {}}; }
+  FetchResult Fetch(const base::Clock& /*clock*/, const std::atomic<bool>& /*abandon*/) override {
+    return FetchResult{targets_, {}};
+  }
 
  private:
   const std::vector<Target> targets_;

@@ -216,11 +216,11 @@ int QueryType(DnsRecordType type) {
 // are cancelled, which answers them with ARES_ECANCELLED).
 void Run(const Channel& channel, const Lookups& lookups, const base::Deadline& deadline) {
   while (lookups.pending > 0) {
-    const auto left = std::chrono::ceil<milliseconds>(deadline.Remaining());
-    if (left <= milliseconds::zero()) {
+    if (deadline.Passed()) {
       ares_cancel(channel.get());
       return;
     }
+    const auto left = std::chrono::ceil<milliseconds>(deadline.BlockFor());
     timeval most{static_cast<time_t>(left.count() / 1000),
                  static_cast<suseconds_t>(left.count() % 1000 * 1000)};
     timeval wait{};
@@ -264,8 +264,8 @@ class DnsSource final : public Source {
   }
   base::Duration RefreshInterval() const override { return config_.refresh_interval; }
 
-  FetchResult Fetch(const base::Clock& clock) override {
-    const auto deadline = base::Deadline::After(clock, config_.timeout);
+  FetchResult Fetch(const base::Clock& clock, const std::atomic<bool>& abandon) override {
+    const auto deadline = base::Deadline::After(clock, config_.timeout).OrWhenSet(abandon);
     // Before the channel: destroying a channel answers its pending queries, which write here.
     Lookups lookups{&config_, 0, {}, {}};
     Channel channel;

@@ -87,7 +87,8 @@ class FileSdSource final : public Source {
   }
   base::Duration RefreshInterval() const override { return config_.refresh_interval; }
 
-  FetchResult Fetch(const base::Clock& /*clock*/) override {
+  // Local files: nothing to abandon.
+  FetchResult Fetch(const base::Clock& /*clock*/, const std::atomic<bool>& /*abandon*/) override {
     std::map<std::string, Parsed> seen;
     std::vector<std::vector<Target>> lists;
     for (const auto& pattern : config_.files) {

@@ -82,6 +82,12 @@ std::string OneLine(std::string text) {
   return text;
 }
 
+// curl's progress callback (at least once a second, also while nothing arrives): a nonzero
+// return ends the transfer with CURLE_ABORTED_BY_CALLBACK once the agent stops.
+int EndWhenAbandoned(void* deadline, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+  return static_cast<const base::Deadline*>(deadline)->Abandoned() ? 1 : 0;
+}
+
 std::size_t AppendBody(char* data, std::size_t size, std::size_t count, void* user) {
   auto* body = static_cast<std::string*>(user);
   const std::size_t bytes = size * count;
@@ -110,7 +116,7 @@ class KubernetesSource final : public Source {
   std::string Name() const override { return name_; }
   base::Duration RefreshInterval() const override { return config_.refresh_interval; }
 
-  FetchResult Fetch(const base::Clock& clock) override {
+  FetchResult Fetch(const base::Clock& clock, const std::atomic<bool>& abandon) override {
     FetchResult result;
     if (curl_ == nullptr) {
       result.error = curl_error_;
@@ -131,7 +137,7 @@ class KubernetesSource final : public Source {
       result.error = "curl_easy_init failed";
       return result;
     }
-    const auto deadline = base::Deadline::After(clock, config_.timeout);
+    const auto deadline = base::Deadline::After(clock, config_.timeout).OrWhenSet(abandon);
     std::string restarts;  // why each attempt restarted
     for (int attempt = 0; attempt <= kMaxListRestarts; ++attempt) {
       std::vector<SliceEndpoint> found;
@@ -164,13 +170,12 @@ class KubernetesSource final : public Source {
     std::string continue_token;
     std::optional<std::string> version;  // the first page's resourceVersion
     for (int page = 1; page <= kMaxPages; ++page) {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline.Remaining());
-      if (left <= std::chrono::milliseconds::zero()) {
+      if (deadline.Passed()) {
         *why = "listing EndpointSlices took longer than the timeout";
         return ListEnd::kFailed;
       }
       HttpResponse response;
-      if (!Get(PageUrl(continue_token), token, left, &response, why)) return ListEnd::kFailed;
+      if (!Get(PageUrl(continue_token), token, deadline, &response, why)) return ListEnd::kFailed;
       if (response.status == kHttpGone && !continue_token.empty()) {
         *why = "page " + std::to_string(page) + ": the continue token expired (HTTP 410)";
         return ListEnd::kRestart;
@@ -212,8 +217,10 @@ class KubernetesSource final : public Source {
     return url;
   }
 
-  bool Get(const std::string& url, const std::string& token, std::chrono::milliseconds timeout,
+  bool Get(const std::string& url, const std::string& token, const base::Deadline& deadline,
            HttpResponse* response, std::string* error) {
+    const auto timeout =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline.Remaining());
     CURL* curl = handle_.get();
     const CurlApi& api = *curl_;
     api.easy_reset(curl);  // keeps the connection cache: the next page reuses the connection
@@ -233,6 +240,9 @@ class KubernetesSource final : public Source {
     api.easy_setopt(curl, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(kMaxResponseBytes));
     api.easy_setopt(curl, CURLOPT_WRITEFUNCTION, &AppendBody);
     api.easy_setopt(curl, CURLOPT_WRITEDATA, &response->body);
+    api.easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
+    api.easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, &EndWhenAbandoned);
+    api.easy_setopt(curl, CURLOPT_XFERINFODATA, &deadline);
     api.easy_setopt(curl, CURLOPT_ERRORBUFFER, curl_error);
     const CURLcode code = api.easy_perform(curl);
     api.easy_setopt(curl, CURLOPT_ERRORBUFFER, nullptr);  // the buffer is about to go
@@ -243,6 +253,8 @@ class KubernetesSource final : public Source {
       // out ..."); the user needs to know it was ours, and after how long.
       if (code == CURLE_OPERATION_TIMEDOUT) {
         reason = "timed out after " + std::to_string(timeout.count()) + " ms (" + reason + ")";
+      } else if (code == CURLE_ABORTED_BY_CALLBACK) {
+        reason = "abandoned: the agent is stopping";
       }
       *error = OneLine("GET " + config_.api_server + ": " + reason);
       return false;

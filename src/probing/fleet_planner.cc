@@ -80,6 +80,7 @@ void FleetPlanner::Stop() {
     std::lock_guard lock(mutex_);
     stopping_ = true;
   }
+  abandon_ = true;
   wake_.notify_all();
   if (thread_.joinable()) thread_.join();
 }
@@ -101,7 +102,8 @@ std::string FleetPlanner::FindSelf(const std::vector<fleet::Target>& targets) {
 }
 
 void FleetPlanner::Update() {
-  discovery_.Refresh();
+  discovery_.Refresh(abandon_);
+  if (abandon_) return;
   const auto targets = discovery_.Targets();
   const auto self = FindSelf(targets);
   fleet::PlanOptions options;

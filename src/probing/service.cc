@@ -223,6 +223,10 @@ void ProbingService::ApplyPlanLocked(const ProbingConfig& config,
 }
 
 void ProbingService::Stop() {
+  Stop(base::Deadline::After(clock_, kStopDeadline));
+}
+
+void ProbingService::Stop(const base::Deadline& by) {
   if (stopped_.exchange(true)) return;
   std::shared_ptr<FleetPlanner> planner;
   std::shared_ptr<peer::Responder> responder;
@@ -233,6 +237,7 @@ void ProbingService::Stop() {
   }
   // The planner's thread may be waiting for plan_mutex_ to apply a plan: joined without it.
   if (planner) planner->Stop();
+  if (wiring_) wiring_->StopWorkerBy(by);
   {
     std::lock_guard lock(plan_mutex_);
     runner_.reset();

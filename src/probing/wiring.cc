@@ -135,6 +135,10 @@ probe::ProbeWorker* ProbeWiring::MutableWorker() const {
   return worker_.get();
 }
 
+void ProbeWiring::StopWorkerBy(const base::Deadline& by) {
+  if (auto* worker = MutableWorker()) worker->StopBy(by);
+}
+
 void ProbeWiring::StopWorker() {
   if (auto* worker = MutableWorker()) worker->Stop();
 }

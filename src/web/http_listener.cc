@@ -232,15 +232,25 @@ void HttpListener::Impl::BeginStop() {
 }
 
 // Requests in flight finish; one that outlasts its deadline is cut when the loop stops.
-void HttpListener::Impl::WaitForSessions() {
+void HttpListener::Impl::WaitForSessions(const base::Deadline* by) {
+  const auto own = base::Deadline::After(base::SystemClock(),
+                                         options_.request_timeout + std::chrono::seconds(1));
   std::unique_lock lock(drained_mutex_);
-  drained_changed_.wait_for(lock, options_.request_timeout + std::chrono::seconds(1),
-                            [this] { return drained_; });
+  while (!drained_ && !own.Passed() && !(by != nullptr && by->Passed())) {
+    drained_changed_.wait_for(
+        lock, by != nullptr ? std::min(own.BlockFor(), by->BlockFor()) : own.BlockFor());
+  }
 }
 
 HttpListener::Impl::~Impl() {
+  Stop(nullptr);
+}
+
+void HttpListener::Impl::Stop(const base::Deadline* by) {
+  if (stopped_) return;
+  stopped_ = true;
   asio::post(io_, [this] { BeginStop(); });
-  WaitForSessions();
+  WaitForSessions(by);
   handlers_work_.reset();
   for (std::thread& thread : handler_threads_) thread.join();
   io_work_.reset();
@@ -262,6 +272,10 @@ HttpListener::HttpListener(const ListenerOptions& options, Handler handler, List
     : impl_(std::make_unique<Impl>(options, std::move(handler), metrics)) {}
 
 HttpListener::~HttpListener() = default;
+
+void HttpListener::Stop(const base::Deadline& by) {
+  impl_->Stop(&by);
+}
 
 std::vector<int> HttpListener::Ports() const {
   return impl_->Ports();

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "http_message.h"
+#include "rail/base/clock.h"
 #include "rail/web/web_config.h"
 
 namespace rail::web::detail {
@@ -60,6 +61,9 @@ class HttpListener {
   // Stops accepting, closes idle connections, lets requests in flight finish (each bounded by
   // the request timeout) and joins every thread.
   ~HttpListener();
+  // The same, with requests in flight cut at `by` (the agent's stop deadline) if sooner. Ports()
+  // answers nothing after it.
+  void Stop(const base::Deadline& by);
   HttpListener(const HttpListener&) = delete;
   HttpListener& operator=(const HttpListener&) = delete;
 

@@ -35,6 +35,9 @@ class HttpListener::Impl {
   Impl(const ListenerOptions& options, Handler handler, ListenerMetrics metrics);
   ~Impl();
 
+  // BeginStop on the loop, the drain (until the request timeout, or `by` when given, whichever
+  // comes first), then every thread joined. Once; the destructor does it without `by`.
+  void Stop(const base::Deadline* by);
   std::vector<int> Ports() const;
 
   // For the sessions, on the event loop's thread unless said otherwise.
@@ -55,7 +58,7 @@ class HttpListener::Impl {
   void RetryAccept(tcp::acceptor& acceptor);
   void StartSession(tcp::socket socket);
   void BeginStop();
-  void WaitForSessions();
+  void WaitForSessions(const base::Deadline* by);
 
   // Declared before io_: the sessions its queue may still hold when it is destroyed use them.
   const ListenerOptions options_;
@@ -68,6 +71,7 @@ class HttpListener::Impl {
   std::mutex drained_mutex_;
   std::condition_variable drained_changed_;
   bool drained_ = false;
+  bool stopped_ = false;  // Stop's caller's thread only
 
   asio::io_context handlers_;
   asio::executor_work_guard<asio::io_context::executor_type> handlers_work_;

@@ -143,6 +143,11 @@ WebServer::~WebServer() {
   listener_.reset();  // no request runs past here
 }
 
+void WebServer::Stop(const base::Deadline& by) {
+  router_->StartStopping();
+  listener_->Stop(by);  // no request runs past here
+}
+
 std::vector<int> WebServer::ListeningPorts() const {
   return listener_->Ports();
 }

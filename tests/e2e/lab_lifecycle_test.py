@@ -50,7 +50,7 @@ PREFIX = os.environ.get("RAIL_LAB_PREFIX", "rllife")
 MGMT_NET = os.environ.get("RAIL_LAB_MGMT_NET", "10.213.0")
 STOPS = int(os.environ.get("RAIL_STOP_CYCLES", "30"))
 SEED = int(os.environ.get("RAIL_STOP_SEED", str(random.SystemRandom().randrange(1 << 31))))
-STOP_BOUND = 15.0  # seconds from SIGTERM to exit (docs/deploy.md)
+STOP_BOUND = 11.0  # seconds from SIGTERM to exit: the stop deadline (10 s, docs/deploy.md) + 1 s
 # Seconds after the start at which the last SIGTERM may come (RAIL_STOP_LATEST_SECONDS): a
 # sanitized build starts several times slower, and its stops must still reach a serving agent.
 LATEST_STOP = float(os.environ.get("RAIL_STOP_LATEST_SECONDS", "4"))

@@ -87,9 +87,10 @@ class Agent {
   Agent(const Agent&) = delete;
   Agent& operator=(const Agent&) = delete;
 
-  // Stops the web server first (requests in flight end, each bounded by the
-  // request timeout), then probing: the fleet planner, the runner (in-flight probes cancelled),
-  // the responder (sessions refused with `shutdown`) and the probe worker (waited for).
+  // Stops the web server first (requests in flight end, each bounded by the request timeout),
+  // then probing: the fleet planner (a discovery fetch abandoned), the runner (in-flight probes
+  // cancelled), the responder (sessions refused with `shutdown`) and the probe worker (waited
+  // for). Every part is given the same deadline, probing::kStopDeadline from now.
   void Stop();
   bool Serving() const { return web_ != nullptr; }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 
 namespace rail::base {
@@ -44,16 +45,30 @@ class Deadline {
   }
   Deadline(const Clock& clock, TimePoint at) : clock_(&clock), at_(at) {}
 
+  // The same deadline, also passed once `abandon` is set (the agent stops): every wait on it
+  // looks at the flag at least every kAbandonSlice. `abandon` must outlive the deadline.
+  Deadline OrWhenSet(const std::atomic<bool>& abandon) const {
+    Deadline sooner = *this;
+    sooner.abandon_ = &abandon;
+    return sooner;
+  }
+  static constexpr std::chrono::milliseconds kAbandonSlice{100};
+
   TimePoint at() const { return at_; }
-  bool Passed() const { return clock_->Now() >= at_; }
-  // Never negative.
+  bool Abandoned() const { return abandon_ != nullptr && abandon_->load(); }
+  bool Passed() const { return Abandoned() || clock_->Now() >= at_; }
+  // Never negative; zero once abandoned.
   Duration Remaining() const {
     const auto left = at_ - clock_->Now();
-    return left > Duration::zero() ? left : Duration::zero();
+    return left > Duration::zero() && !Abandoned() ? left : Duration::zero();
   }
   // What a blocking call (poll(), a condition variable) is given: Remaining(), or the clock's
-  // slice of it (Clock::BlockFor). The caller reads Passed() again when it returns.
-  Duration BlockFor() const { return clock_->BlockFor(Remaining()); }
+  // slice of it (Clock::BlockFor), or at most kAbandonSlice while a flag can cut it short. The
+  // caller reads Passed() again when it returns.
+  Duration BlockFor() const {
+    const Duration block = clock_->BlockFor(Remaining());
+    return abandon_ == nullptr ? block : std::min<Duration>(block, kAbandonSlice);
+  }
   // BlockFor() in whole milliseconds, rounded up and at most a minute, for poll(); 0 once passed.
   int PollMilliseconds() const {
     const auto block = std::chrono::ceil<std::chrono::milliseconds>(BlockFor()).count();
@@ -63,6 +78,7 @@ class Deadline {
  private:
   const Clock* clock_;
   TimePoint at_;
+  const std::atomic<bool>* abandon_ = nullptr;
 };
 
 // CPU time the calling thread has used (CLOCK_THREAD_CPUTIME_ID), in seconds; 0 if it cannot be

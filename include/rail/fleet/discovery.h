@@ -4,6 +4,7 @@
 // never empties the fleet.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -31,8 +32,11 @@ class Source {
   virtual std::string Name() const = 0;
   virtual base::Duration RefreshInterval() const = 0;
   // Blocks for at most the source's own timeout, measured on `clock` (the waits a resolver or
-  // HTTP client is given are what is left of it). Never throws.
-  virtual FetchResult Fetch(const base::Clock& clock) = 0;
+  // HTTP client is given are what is left of it), and ends within a tenth of a second once
+  // `abandon` is set (the agent stops: base::Deadline::OrWhenSet). Never throws.
+  virtual FetchResult Fetch(const base::Clock& clock, const std::atomic<bool>& abandon) = 0;
+  // A fetch that nothing abandons (doctor, tests).
+  FetchResult Fetch(const base::Clock& clock);
 };
 
 struct SourceStatus {
@@ -55,7 +59,9 @@ class Discovery {
   Discovery(std::vector<std::unique_ptr<Source>> sources, const base::Clock& clock);
 
   // Fetches every source whose interval has passed (all of them on the first call). Returns true
-  // when the merged targets changed.
+  // when the merged targets changed. Once `abandon` is set the fetch under way ends early and
+  // nothing is recorded: the agent is stopping.
+  bool Refresh(const std::atomic<bool>& abandon);
   bool Refresh();
   // The merged targets (MergeTargets of every source's last good list, in source order).
   std::vector<Target> Targets() const;

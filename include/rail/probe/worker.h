@@ -152,6 +152,10 @@ class ProbeWorker {
   bool Start(std::string* error, const std::atomic<bool>* abandon = nullptr);
   // Ends the worker (its pipe closed, then SIGKILL after a short grace) and the supervision.
   void Stop();
+  // The agent's stop deadline, before the runs are cancelled: a call still waiting for its reply
+  // at `by` ends (cancelled) instead of waiting for the probe's drain, and the grace a worker
+  // gets to exit ends at `by` at the latest.
+  void StopBy(const base::Deadline& by);
   WorkerStatus Status() const;
 
   struct Reply {

@@ -3,6 +3,7 @@
 // or left next to us on a ring, or a new epoch), the owner is told, and re-makes its probe jobs.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -71,6 +72,9 @@ class FleetPlanner {
   mutable std::mutex mutex_;
   std::condition_variable wake_;
   bool stopping_ = false;
+  // Set by Stop: a discovery fetch under way ends within a tenth of a second, whatever its
+  // source's timeout (the agent's stop deadline is shared by every part).
+  std::atomic<bool> abandon_{false};
   fleet::FleetStatus status_;
   std::map<std::string, std::string> known_names_;  // fleet thread only
   std::string self_error_;  // the last reason this agent was not found, logged on change

@@ -30,6 +30,12 @@
 
 namespace rail::probing {
 
+// How long the agent's stop may take, from SIGTERM to the last thread joined: one deadline the
+// agent hands to every part that waits (the web server's drain, a discovery fetch, a probe
+// worker's call and exit), not a sum of their own timeouts. systemd's TimeoutStopSec (20 s) and
+// the DaemonSet's terminationGracePeriodSeconds (30 s) leave room beyond it.
+inline constexpr std::chrono::seconds kStopDeadline{10};
+
 class FleetPlanner;
 class ProbeRunner;
 
@@ -66,9 +72,12 @@ class ProbingService {
   // that cannot be bound, probes without a secret, a plan over budget). Returns early when
   // options.stop_requested is set.
   void Start();
-  // Stops the fleet planner, then the runner (in-flight probes cancelled), then the responder
-  // (every session refused with `shutdown`), then the worker (waited for). Idempotent.
-  void Stop();
+  // Stops the fleet planner (a discovery fetch under way abandoned), then the runner (in-flight
+  // probes cancelled), then the responder (every session refused with `shutdown`), then the
+  // worker (waited for). Whatever still waits at `by` (a worker call, the worker's exit) ends
+  // then. Idempotent.
+  void Stop(const base::Deadline& by);
+  void Stop();  // by kStopDeadline from now, on the service's clock
 
   // A reload: applies `next` when only reloadable settings differ (peers, probes, fleet,
   // budget), keeping the series of the probes still planned. nullopt when applied; otherwise

@@ -71,6 +71,8 @@ class ProbeWiring {
   // `abandon` is set (a stop during start). A worker that does not come up is logged and retried
   // in the background, never fatal: the agent keeps serving its inventory.
   void StartWorker(const std::atomic<bool>* abandon = nullptr);
+  // The agent's stop deadline, before the runs are cancelled (probe::ProbeWorker::StopBy).
+  void StopWorkerBy(const base::Deadline& by);
   // Ends the worker and waits until it has exited (probe::ProbeWorker::Stop).
   void StopWorker();
   // nullptr until StartWorker; the worker then lives as long as this wiring.

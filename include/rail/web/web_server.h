@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "rail/base/clock.h"
 #include "rail/base/errors.h"
 
 namespace prometheus {
@@ -80,6 +81,8 @@ class WebServer {
             std::function<std::string()> landing_page);
   // Refuses new requests (503), lets those in flight finish, then stops every thread.
   ~WebServer();
+  // The same now, with requests in flight cut at `by` (the agent's stop deadline) if sooner.
+  void Stop(const base::Deadline& by);
   WebServer(const WebServer&) = delete;
   WebServer& operator=(const WebServer&) = delete;
 

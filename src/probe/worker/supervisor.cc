@@ -111,8 +111,13 @@ void ProbeWorker::Impl::Reap(pid_t worker_pid, const std::string& fallback_reaso
                              worker::StderrRelay& relay) {
   int wait_status = 0;
   const auto give_up = base::Deadline::After(clock, kExitGrace);
+  const std::optional<base::Deadline> stop = [this] {
+    std::lock_guard lock(mutex);
+    return stop_by;
+  }();
+  const auto over = [&] { return give_up.Passed() || (stop && stop->Passed()); };
   pid_t reaped = 0;
-  while ((reaped = ::waitpid(worker_pid, &wait_status, WNOHANG)) == 0 && !give_up.Passed()) {
+  while ((reaped = ::waitpid(worker_pid, &wait_status, WNOHANG)) == 0 && !over()) {
     std::this_thread::sleep_for(
         std::min<base::Duration>(give_up.BlockFor(), std::chrono::milliseconds(20)));
   }

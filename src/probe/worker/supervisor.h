@@ -61,6 +61,7 @@ struct ProbeWorker::Impl {
   mutable std::mutex mutex;
   std::condition_variable changed;
   bool stopping = false;
+  std::optional<base::Deadline> stop_by;  // the agent's stop deadline, once it stops (StopBy)
   WorkerStatus status;
   std::shared_ptr<worker::Channel> channel;  // the running worker's, nullptr when none
   // The pipe of a worker that has not said hello yet, for Stop to end its wait.

@@ -56,6 +56,12 @@ void ProbeWorker::Stop() {
   if (impl_->thread.joinable()) impl_->thread.join();
 }
 
+void ProbeWorker::StopBy(const base::Deadline& by) {
+  std::lock_guard lock(impl_->mutex);
+  impl_->stop_by = by;
+  impl_->changed.notify_all();
+}
+
 WorkerStatus ProbeWorker::Status() const {
   std::lock_guard lock(impl_->mutex);
   return impl_->status;
@@ -106,6 +112,11 @@ ProbeWorker::Reply ProbeWorker::Call(nlohmann::json request, std::chrono::millis
       Reply reply = std::move(call->second.reply);
       impl_->pending.erase(call);
       return reply;
+    }
+    if (impl_->stop_by && impl_->stop_by->Passed()) {
+      impl_->pending.erase(call);  // the worker is ended by Stop, not as hung
+      return {false, nullptr, "cancelled",
+              "the agent's stop deadline passed before the probe worker answered"};
     }
     if (deadline.Passed()) {
       impl_->pending.erase(call);

@@ -30,5 +30,20 @@ TEST(DeadlineTest, ASteppingClockPassesEveryDeadlineAtTheNextReading) {
   EXPECT_EQ(deadline.Remaining(), Duration::zero());
 }
 
+TEST(DeadlineTest, AnAbandonFlagPassesItAtOnceAndCapsEveryWait) {
+  test::FakeClock clock;
+  std::atomic<bool> stopping{false};
+  const Deadline deadline = Deadline::After(clock, 1h).OrWhenSet(stopping);
+  EXPECT_FALSE(deadline.Passed());
+  EXPECT_EQ(deadline.Remaining(), Duration(1h));
+  EXPECT_LE(deadline.BlockFor(), Duration(Deadline::kAbandonSlice));
+  EXPECT_EQ(Deadline::After(SystemClock(), 1h).OrWhenSet(stopping).BlockFor(),
+            Duration(Deadline::kAbandonSlice));  // the real clock's hour, looked at in slices
+  stopping = true;
+  EXPECT_TRUE(deadline.Passed());
+  EXPECT_TRUE(deadline.Abandoned());
+  EXPECT_EQ(deadline.Remaining(), Duration::zero());
+}
+
 }  // namespace
 }  // namespace rail::base

@@ -30,7 +30,7 @@ class FakeSource final : public Source {
       : name_(std::move(name)), interval_(interval), state_(std::move(state)) {}
   std::string Name() const override { return name_; }
   base::Duration RefreshInterval() const override { return interval_; }
-  FetchResult Fetch(const base::Clock& /*clock*/) override {
+  FetchResult Fetch(const base::Clock& /*clock*/, const std::atomic<bool>& /*abandon*/) override {
     ++state_->fetches;
     if (state_->results.empty()) return FetchResult{std::nullopt, "nothing queued"};
     FetchResult result = state_->results.front();
@@ -210,6 +210,18 @@ TEST_F(DiscoveryTest, NextRefreshIsNowBeforeTheFirstFetch) {
   Add("a", seconds(30));
   Discovery discovery = Make();
   EXPECT_EQ(discovery.NextRefresh(), clock_.Now());
+}
+
+// A refresh the agent's stop cut short records nothing: no failure counted, no list replaced.
+TEST_F(DiscoveryTest, AnAbandonedRefreshRecordsNothing) {
+  auto dns = Add("dns:b", seconds(60));
+  dns->results = {Bad("peers.test: cancelled")};
+  Discovery discovery = Make();
+  const std::atomic<bool> abandon{true};
+  EXPECT_FALSE(discovery.Refresh(abandon));
+  EXPECT_EQ(discovery.Status()[0].refreshes, 0u);
+  EXPECT_EQ(discovery.Status()[0].failures, 0u);
+  EXPECT_EQ(discovery.NextRefresh(), clock_.Now());  // still due: fetched again at the next start
 }
 
 TEST(StaticSource, AlwaysItsTargets) {

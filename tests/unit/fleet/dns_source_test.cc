@@ -11,9 +11,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <thread>
 
 #include "fetched_addresses.h"
@@ -41,6 +43,19 @@ base::UniqueFd BindUdp(std::uint16_t port) {
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   address.sin_port = htons(port);
   if (bind(fd.get(), reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) fd.reset();
+  return fd;
+}
+
+// A TCP server on 127.0.0.1 whose backlog takes connections and queries that nobody answers.
+base::UniqueFd SilentTcpServer() {
+  base::UniqueFd fd(socket(AF_INET, SOCK_STREAM, 0));
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (bind(fd.get(), reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
+      listen(fd.get(), 4) != 0) {
+    fd.reset();
+  }
   return fd;
 }
 
@@ -251,12 +266,8 @@ TEST_F(DnsSourceTest, ServerGoneFailsTheRefreshAndDiscoveryKeepsTheLastGoodList)
 // A server that takes the connection and the query and never answers: the refresh fails within
 // the timeout (c-ares gives a TCP query up after its first try's share of it).
 TEST_F(DnsSourceTest, SilentServerTimesOut) {
-  base::UniqueFd silent(socket(AF_INET, SOCK_STREAM, 0));
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(bind(silent.get(), reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
-  ASSERT_EQ(listen(silent.get(), 4), 0);
+  const base::UniqueFd silent = SilentTcpServer();
+  ASSERT_GE(silent.get(), 0);
   auto config = Config({"peers.test"}, DnsRecordType::kA);
   config.server = "127.0.0.1:" + std::to_string(PortOf(silent));
   const auto started = std::chrono::steady_clock::now();
@@ -265,6 +276,26 @@ TEST_F(DnsSourceTest, SilentServerTimesOut) {
   EXPECT_FALSE(result.targets);
   EXPECT_THAT(result.error, HasSubstr("peers.test: "));
   EXPECT_LT(took, milliseconds(1000));
+}
+
+// The agent stops while a lookup waits for a server that never answers: the fetch ends once the
+// flag is set, not at its hour-long timeout.
+TEST_F(DnsSourceTest, AStopAbandonsALookupThatWouldWaitItsWholeTimeout) {
+  const base::UniqueFd silent = SilentTcpServer();  // TCP: the source asks over TCP
+  ASSERT_GE(silent.get(), 0);
+  auto config = Config({"peers.test"}, DnsRecordType::kA);
+  config.server = "127.0.0.1:" + std::to_string(PortOf(silent));
+  config.timeout = std::chrono::hours(1);
+  std::atomic<bool> abandon{false};
+  auto fetch = std::async(std::launch::async, [&] {
+    return MakeDnsSource(config)->Fetch(base::SystemClock(), abandon);
+  });
+  if (fetch.wait_for(milliseconds(200)) == std::future_status::ready) {
+    FAIL() << "the lookup ended before the stop: " << fetch.get().error;
+  }
+  abandon = true;
+  ASSERT_EQ(fetch.wait_for(std::chrono::seconds(30)), std::future_status::ready);  // a bound
+  EXPECT_FALSE(fetch.get().targets);
 }
 
 // A fleet of 10,000 hosts in 127.0.0.0/8, as an addn-hosts file: `every.fleet.test` names every

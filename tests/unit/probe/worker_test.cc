@@ -361,6 +361,25 @@ TEST(ProbeWorkerTest, SilentWorkerIsKilledAsHungAndRestarted) {
   }));
 }
 
+// The agent's stop deadline ends a call still waiting for its reply (a cancelled probe's drain
+// may take call_grace): cancelled, not hung, and no restart for it.
+TEST(ProbeWorkerTest, TheStopDeadlineEndsACallStillWaiting) {
+  ScriptWorker script(kSilentWorker);
+  test::FakeClock clock;
+  WorkerOptions options = Options(script.path());
+  options.clock = &clock;
+  ProbeWorker worker(options);
+  std::string error;
+  ASSERT_TRUE(worker.Start(&error)) << error;
+  auto call = std::async(std::launch::async, [&] {
+    return worker.Call({{"type", "report"}, {"handler", 1}}, 1h);
+  });
+  worker.StopBy(base::Deadline::After(clock, 1min));
+  const auto reply = MoveClockUntil(call, clock, 10s);
+  EXPECT_EQ(reply.reason, "cancelled") << reply.error;
+  EXPECT_TRUE(worker.Status().restarts_by_reason.empty());
+}
+
 TEST(ProbeWorkerTest, FindsTheWorkerBesideTheExecutableUnlessConfigured) {
   EXPECT_EQ(FindWorkerExecutable("/opt/w"), "/opt/w");
   const std::string found = FindWorkerExecutable("");
