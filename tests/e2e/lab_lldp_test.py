@@ -1,0 +1,147 @@
+#!/usr/bin/python3
+"""Each rail's switch port over LLDP, for real (issue 31, parts 1 and 4).
+
+Needs root (network namespaces, scripts/lab) and lldpd (Debian's `lldpd`: lldpd and lldpcli);
+skips with a message otherwise.
+
+A switched lab of three hosts, then `scripts/lab lldp-up`: in the switch namespace one lldpd per
+rail, leaf-rail0 and leaf-rail1, each announcing the ports of its rail's bridge every second
+(port id the switch port's name, description Ethernet1/<host number>), and one lldpd in each host
+on its rails, each on a control socket of its own. The agent of host a asks host a's lldpd
+(--collector.neighbor.lldpd-socket) through liblldpctl. Checked against an independent reading,
+`lldpcli -u <socket> -f json show neighbors` in host a, and against the lab's wiring: every rail's
+rail_link_neighbor_info names the leaf of that rail, the switch port of host a on it, and the
+chassis id and port description lldpcli shows; its age agrees with lldpcli's within the time
+between the two readings; rail_link_neighbor_source_info says state="ok" with no remedy. An agent
+pointed at a socket nobody listens on reads state="no_lldpd" with `apt install lldpd ...` and
+no neighbour series at all. After the lab is down, none of the lab's lldpds runs.
+"""
+
+import json
+import os
+import re
+import time
+import unittest
+
+import harness
+import lab
+
+PREFIX = os.environ.get("RAIL_LAB_PREFIX", "rllldp")
+NEIGHBOR_WAIT = 20.0  # seconds: lldpd sends every second once configured (tx-interval 1)
+AGE_PATTERN = re.compile(r"^(\d+) days?, (\d\d):(\d\d):(\d\d)$")  # lldpcli's "0 day, 00:00:03"
+
+
+def lldpcli_neighbors(text):
+    """{interface: (system name, chassis id, port id, port description, age seconds)} of
+    `lldpcli -f json show neighbors`. lldpcli's JSON gives one interface as an object and several
+    as a list of one-key objects."""
+    interfaces = json.loads(text).get("lldp", {}).get("interface", [])
+    if isinstance(interfaces, dict):
+        interfaces = [{name: value} for name, value in interfaces.items()]
+    out = {}
+    for entry in interfaces:
+        for name, neighbor in entry.items():
+            (system_name, chassis), = neighbor["chassis"].items()
+            days, hours, minutes, seconds = map(int, AGE_PATTERN.match(neighbor["age"]).groups())
+            out[name] = (system_name, chassis["id"]["value"], neighbor["port"]["id"]["value"],
+                         neighbor["port"].get("descr", ""),
+                         ((days * 24 + hours) * 60 + minutes) * 60 + seconds)
+    return out
+
+
+class LabLldpTest(lab.LabTestCase):
+    LAB_PREFIX = PREFIX
+    LAB_HOSTS = 3
+    TMP_PREFIX = "rail-lab-lldp-"
+    TOOLS = ("ip", "curl", "lldpd", "lldpcli")
+
+    @classmethod
+    def set_up_lab(cls):
+        harness.require_executable(cls, harness.BINARY)
+        started = time.monotonic()
+        cls.lab.script("lldp-up")
+        cls.socket = cls.lab.script("lldp-socket", "a").stdout.strip()
+        cls.config = cls.lab.write("a.yml", lab.rails_yaml("a", transport="tcp"))
+        cls.agent = cls.lab.start_agent("a", ["--config.file=" + cls.config,
+                                              "--collector.neighbor.lldpd-socket=" + cls.socket])
+        heard, _ = cls.agent.wait_for(
+            lambda samples: all(lab.find(samples, "rail_link_neighbor_source_info", rail=rail,
+                                         state="ok") for rail in lab.RAIL_NAMES),
+            NEIGHBOR_WAIT, interval=0.5)
+        cls.seconds_to_neighbors = time.monotonic() - started
+        print("lab_lldp: both rails' neighbours in the agent %.1f s after lldp-up"
+              % cls.seconds_to_neighbors)
+        if not heard:
+            raise AssertionError("the agent of host a saw no neighbour on both rails within "
+                                 "%.0f s" % NEIGHBOR_WAIT)
+
+    @classmethod
+    def tearDownClass(cls):
+        pids = []
+        run = os.path.join(os.environ.get("LAB_RUN", "/run/rail-lab"), PREFIX)
+        if os.path.isdir(run):
+            for name in os.listdir(run):
+                if name.endswith(".pid"):
+                    with open(os.path.join(run, name)) as handle:
+                        pids.append(int(handle.read()))
+        super().tearDownClass()
+        alive = [pid for pid in pids if lab.running(pid)]
+        if alive:
+            raise AssertionError("lldpds of the lab still run after down: %s" % alive)
+
+    def read_both(self):
+        """(the agent's samples, lldpcli's neighbours of host a), read one after the other."""
+        samples = self.agent.samples()
+        shown = self.lab.exec("a", ["lldpcli", "-u", self.socket, "-f", "json", "show",
+                                    "neighbors"])
+        return samples, lldpcli_neighbors(shown.stdout)
+
+    def test_neighbor_info_matches_lldpcli_and_the_wiring(self):
+        samples, shown = self.read_both()
+        self.assertEqual(set(shown), {lab.netdev("a", rail) for rail in lab.RAIL_NAMES}, shown)
+        for rail in lab.RAIL_NAMES:
+            netdev = lab.netdev("a", rail)
+            system_name, chassis_id, port_id, description, _ = shown[netdev]
+            index = lab.rail_index(rail)
+            # The lab's wiring, which neither lldpd nor the agent decides.
+            self.assertEqual((system_name, port_id, description),
+                             ("leaf-rail%d" % index, "sa%d" % index, "Ethernet1/1"))
+            series = [labels for name, labels, value in samples
+                      if name == "rail_link_neighbor_info" and labels["rail"] == rail]
+            self.assertEqual(series, [{"rail": rail, "netdev": netdev, "chassis_id": chassis_id,
+                                       "port_id": port_id, "system_name": system_name,
+                                       "port_description": description, "vlan": ""}], rail)
+            self.assertEqual(lab.find(samples, "rail_link_neighbor_source_info", rail=rail,
+                                      state="ok", remedy=""), [1.0], rail)
+
+    def test_age_agrees_with_lldpcli(self):
+        before = time.monotonic()
+        samples, shown = self.read_both()
+        between = time.monotonic() - before
+        for rail in lab.RAIL_NAMES:
+            _, chassis_id, port_id, _, shown_age = shown[lab.netdev("a", rail)]
+            (age,) = lab.find(samples, "rail_link_neighbor_age_seconds", rail=rail,
+                              chassis_id=chassis_id, port_id=port_id)
+            # lldpcli shows whole seconds; the agent read first.
+            self.assertGreaterEqual(age, 0, rail)
+            self.assertLessEqual(abs(age - shown_age), between + 1.0, (rail, age, shown_age))
+
+    def test_no_lldpd_on_the_socket_says_how_to_start_it_and_nothing_else(self):
+        absent = os.path.join(self.lab.tmp, "no-lldpd.socket")
+        agent = self.lab.start_agent("a", ["--config.file=" + self.config,
+                                           "--collector.neighbor.lldpd-socket=" + absent])
+        try:
+            samples = agent.samples()
+        finally:
+            agent.stop()
+        for rail in lab.RAIL_NAMES:
+            self.assertEqual(lab.find(samples, "rail_link_neighbor_source_info", rail=rail,
+                                      state="no_lldpd",
+                                      remedy="apt install lldpd && systemctl enable --now lldpd"),
+                             [1.0], rail)
+        for family in ("rail_link_neighbor_info", "rail_link_neighbor_age_seconds"):
+            self.assertEqual([s for s in samples if s[0] == family], [], family)
+
+
+if __name__ == "__main__":
+    harness.main()
