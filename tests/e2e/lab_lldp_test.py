@@ -14,7 +14,10 @@ rail_link_neighbor_info names the leaf of that rail, the switch port of host a o
 chassis id and port description lldpcli shows; its age agrees with lldpcli's within the time
 between the two readings; rail_link_neighbor_source_info says state="ok" with no remedy. An agent
 pointed at a socket nobody listens on reads state="no_lldpd" with `apt install lldpd ...` and
-no neighbour series at all. After the lab is down, none of the lab's lldpds runs.
+no neighbour series at all. `rail_exporter doctor` in host a names each rail's leaf and port; run
+as the package's user without the group _lldpd (lldpd's socket is mode 0770 root:_lldpd) it says
+`lldpd_error` with `adduser <the agent's user> _lldpd`, and with that group it reads the ports.
+After the lab is down, none of the lab's lldpds runs.
 """
 
 import json
@@ -62,6 +65,8 @@ class LabLldpTest(lab.LabTestCase):
         cls.lab.script("lldp-up")
         cls.socket = cls.lab.script("lldp-socket", "a").stdout.strip()
         cls.config = cls.lab.write("a.yml", lab.rails_yaml("a", transport="tcp"))
+        os.chmod(cls.lab.tmp, 0o755)  # doctor reads the configuration as the package's user too
+        lab.ensure_system_user(harness.PACKAGE_USER)
         cls.agent = cls.lab.start_agent("a", ["--config.file=" + cls.config,
                                               "--collector.neighbor.lldpd-socket=" + cls.socket])
         heard, _ = cls.agent.wait_for(
@@ -141,6 +146,33 @@ class LabLldpTest(lab.LabTestCase):
                              [1.0], rail)
         for family in ("rail_link_neighbor_info", "rail_link_neighbor_age_seconds"):
             self.assertEqual([s for s in samples if s[0] == family], [], family)
+
+    def doctor(self, groups):
+        """doctor's text in host a as the package's user with these supplementary groups
+        (None: as root)."""
+        user = [] if groups is None else [
+            "setpriv", "--reuid=" + harness.PACKAGE_USER, "--regid=" + harness.PACKAGE_USER,
+            "--groups=" + groups if groups else "--clear-groups", "--inh-caps=-all",
+            "--bounding-set=-all", "--no-new-privs"]
+        return self.lab.exec("a", user + [
+            harness.BINARY, "doctor", "--config.file=" + self.config,
+            "--collector.neighbor.lldpd-socket=" + self.socket], check=False).stdout
+
+    def test_doctor_names_each_rails_switch_port(self):
+        for groups in (None, "_lldpd"):
+            text = self.doctor(groups)
+            for rail in lab.RAIL_NAMES:
+                index = lab.rail_index(rail)
+                self.assertIn("INFO neighbor rail=%s: leaf-rail%d port sa%d (Ethernet1/1)\n"
+                              % (rail, index, index), text, groups)
+
+    def test_doctor_outside_group_lldpd_says_how_to_get_in(self):
+        text = self.doctor("")
+        for rail in lab.RAIL_NAMES:
+            self.assertIn("INFO neighbor rail=%s: lldpd_error: cannot connect to lldpd's socket %s: "
+                          "Permission denied" % (rail, self.socket), text)
+        self.assertIn("     fix: adduser <the agent's user> _lldpd\n", text)
+        self.assertNotIn("leaf-rail", text)
 
 
 if __name__ == "__main__":
