@@ -17,7 +17,11 @@ pointed at a socket nobody listens on reads state="no_lldpd" with `apt install l
 no neighbour series at all. `rail_exporter doctor` in host a names each rail's leaf and port; run
 as the package's user without the group _lldpd (lldpd's socket is mode 0770 root:_lldpd) it says
 `lldpd_error` with `adduser <the agent's user> _lldpd`, and with that group it reads the ports.
-After the lab is down, none of the lab's lldpds runs.
+Then the cabling verdicts: an agent whose configuration says rail0 belongs on leaf-rail0 and rail1
+on leaf-rail1 passes rail_cabling on both rails; `scripts/lab recable a 1 0` moves host a's rail 1
+port to rail 0's bridge (leaf-rail0 announces it from then on) and rail_cabling fails for rail1
+alone, its reason naming leaf-rail0 and the port; `recable a 1 1` clears it. After the lab is
+down, none of the lab's lldpds runs.
 """
 
 import json
@@ -30,6 +34,7 @@ import harness
 import lab
 
 PREFIX = os.environ.get("RAIL_LAB_PREFIX", "rllldp")
+CABLING_WAIT = 20.0  # seconds: the old leaf's announcement lives its TTL (4 s) after a recabling
 NEIGHBOR_WAIT = 20.0  # seconds: lldpd sends every second once configured (tx-interval 1)
 AGE_PATTERN = re.compile(r"^(\d+) days?, (\d\d):(\d\d):(\d\d)$")  # lldpcli's "0 day, 00:00:03"
 
@@ -173,6 +178,41 @@ class LabLldpTest(lab.LabTestCase):
                           "Permission denied" % (rail, self.socket), text)
         self.assertIn("     fix: adduser <the agent's user> _lldpd\n", text)
         self.assertNotIn("leaf-rail", text)
+
+    def test_rail_cabling_fails_the_recabled_rail_alone_until_it_is_put_back(self):
+        config = self.lab.write("a-cabling.yml", lab.rails_yaml("a", transport="tcp") +
+                                "health:\n  cabling:\n    switches: {rail0: leaf-rail0, "
+                                "rail1: leaf-rail1}\n")
+        agent = self.lab.start_agent("a", ["--config.file=" + config,
+                                           "--collector.neighbor.lldpd-socket=" + self.socket])
+
+        def verdicts(samples):
+            return {rail: lab.find(samples, "rail_check_ok", check="rail_cabling", rail=rail)
+                    for rail in lab.RAIL_NAMES}
+
+        def reasons(samples):
+            return [labels["reason"] for name, labels, _ in samples
+                    if name == "rail_check_info" and labels.get("check") == "rail_cabling"]
+        try:
+            good = {"rail0": [1.0], "rail1": [1.0]}
+            ok, samples = agent.wait_for(lambda s: verdicts(s) == good, CABLING_WAIT, 0.5)
+            self.assertTrue(ok, verdicts(samples))
+            started = time.monotonic()
+            self.lab.script("recable", "a", 1, 0)
+            failed, samples = agent.wait_for(
+                lambda s: verdicts(s) == {"rail0": [1.0], "rail1": [0.0]}, CABLING_WAIT, 0.5)
+            print("lab_lldp: rail_cabling failed for rail1 %.1f s after the recabling"
+                  % (time.monotonic() - started))
+            self.assertTrue(failed, verdicts(samples))
+            self.assertEqual(reasons(samples), [
+                "rail1 lands on leaf-rail0 port sa1: its neighbour leaf-rail0 port sa1 does not "
+                "match health.cabling.switches 'leaf-rail1'"])
+        finally:
+            self.lab.script("recable", "a", 1, 1)
+        cleared, samples = agent.wait_for(lambda s: verdicts(s) == good, CABLING_WAIT, 0.5)
+        self.assertTrue(cleared, verdicts(samples))
+        self.assertEqual(reasons(samples), [])
+        agent.stop()
 
 
 if __name__ == "__main__":
