@@ -24,12 +24,10 @@ bool Matches(const std::string& pattern, const std::string& name) {
   return fnmatch(pattern.c_str(), name.c_str(), 0) == 0;
 }
 
-// What is wrong with `rail`'s neighbour among the host's other heard rails, for people.
-std::vector<std::string> Faults(const inventory::RailNeighbors& rail,
-                                const std::vector<inventory::RailNeighbors>& heard,
-                                const Cabling& layout) {
-  std::vector<std::string> faults;
-  const auto& mine = rail.announcements.front().neighbor;
+// What is wrong with one neighbour `mine` of `rail` among the host's other heard rails.
+void NeighborFaults(const inventory::RailNeighbors& rail, const lldp::Neighbor& mine,
+                    const std::vector<inventory::RailNeighbors>& heard, const Cabling& layout,
+                    std::vector<std::string>& faults) {
   if (const auto pattern = layout.switches.find(rail.rail); pattern != layout.switches.end()) {
     if (!Matches(pattern->second, mine.system_name)) {
       faults.push_back(
@@ -40,19 +38,35 @@ std::vector<std::string> Faults(const inventory::RailNeighbors& rail,
   }
   for (const auto& other : heard) {
     if (other.rail == rail.rail) continue;
-    const auto& theirs = other.announcements.front().neighbor;
-    if (theirs.chassis_id != mine.chassis_id) continue;
-    if (theirs.port_id == mine.port_id) {
-      faults.push_back(
-          fmt::format("rail {} is on the same switch port, {}", other.rail, Port(mine)));
-    } else if (layout.rail_optimized) {
-      faults.push_back(
-          fmt::format("rail {} is on the same switch, {} (rail-optimized wants a "
-                      "switch per rail)",
-                      other.rail, Port(theirs)));
+    for (const auto& announcement : other.announcements) {
+      const auto& theirs = announcement.neighbor;
+      if (theirs.chassis_id != mine.chassis_id) continue;
+      if (theirs.port_id == mine.port_id) {
+        faults.push_back(
+            fmt::format("rail {} is on the same switch port, {}", other.rail, Port(mine)));
+      } else if (layout.rail_optimized) {
+        faults.push_back(
+            fmt::format("rail {} is on the same switch, {} (rail-optimized wants a "
+                        "switch per rail)",
+                        other.rail, Port(theirs)));
+      }
     }
   }
-  return faults;
+}
+
+// Every neighbour counts, so that the verdict does not depend on lldpd's order: a rail that
+// hears two switches at once (a recabling within the old one's TTL, something in between) is
+// judged on both.
+std::string Reason(const inventory::RailNeighbors& rail,
+                   const std::vector<inventory::RailNeighbors>& heard, const Cabling& layout) {
+  std::vector<std::string> faults;
+  std::vector<std::string> ports;
+  for (const auto& announcement : rail.announcements) {
+    NeighborFaults(rail, announcement.neighbor, heard, layout, faults);
+    ports.push_back(Port(announcement.neighbor));
+  }
+  if (faults.empty()) return "";
+  return fmt::format("{} lands on {}: {}", rail.rail, Join(ports, " and "), Join(faults, "; "));
 }
 
 }  // namespace
@@ -75,13 +89,7 @@ void CheckRailCabling(const HealthInputs& inputs, std::vector<CheckResult>& out)
       }
       continue;
     }
-    const auto faults = Faults(rail, heard, layout);
-    std::string reason;
-    if (!faults.empty()) {
-      reason = fmt::format("{} lands on {}: {}", rail.rail,
-                           Port(rail.announcements.front().neighbor), Join(faults, "; "));
-    }
-    out.push_back(Verdict("rail_cabling", rail.rail, "", std::move(reason)));
+    out.push_back(Verdict("rail_cabling", rail.rail, "", Reason(rail, heard, layout)));
   }
 }
 

@@ -20,7 +20,7 @@ as the package's user without the group _lldpd (lldpd's socket is mode 0770 root
 Then the cabling verdicts: an agent whose configuration says rail0 belongs on leaf-rail0 and rail1
 on leaf-rail1 passes rail_cabling on both rails; `scripts/lab recable a 1 0` moves host a's rail 1
 port to rail 0's bridge (leaf-rail0 announces it from then on) and rail_cabling fails for rail1
-alone, its reason naming leaf-rail0 and the port; `recable a 1 1` clears it. After the lab is
+alone, its reason naming leaf-rail0 and the port once the old leaf's announcement expired; `recable a 1 1` clears it. After the lab is
 down, none of the lab's lldpds runs.
 """
 
@@ -200,13 +200,17 @@ class LabLldpTest(lab.LabTestCase):
             started = time.monotonic()
             self.lab.script("recable", "a", 1, 0)
             failed, samples = agent.wait_for(
-                lambda s: verdicts(s) == {"rail0": [1.0], "rail1": [0.0]}, CABLING_WAIT, 0.5)
+                lambda s: verdicts(s) == {"rail0": [1.0], "rail1": [0.0]}, CABLING_WAIT, 0.2)
             print("lab_lldp: rail_cabling failed for rail1 %.1f s after the recabling"
                   % (time.monotonic() - started))
             self.assertTrue(failed, verdicts(samples))
-            self.assertEqual(reasons(samples), [
-                "rail1 lands on leaf-rail0 port sa1: its neighbour leaf-rail0 port sa1 does not "
-                "match health.cabling.switches 'leaf-rail1'"])
+            # Until the old leaf's announcement expires, rail1 hears both leaves; then only the
+            # wrong one.
+            expected = ["rail1 lands on leaf-rail0 port sa1: its neighbour leaf-rail0 port sa1 "
+                        "does not match health.cabling.switches 'leaf-rail1'"]
+            settled, samples = agent.wait_for(lambda s: reasons(s) == expected, CABLING_WAIT, 0.5)
+            self.assertTrue(settled, reasons(samples))
+            self.assertEqual(verdicts(samples), {"rail0": [1.0], "rail1": [0.0]})
         finally:
             self.lab.script("recable", "a", 1, 1)
         cleared, samples = agent.wait_for(lambda s: verdicts(s) == good, CABLING_WAIT, 0.5)

@@ -97,6 +97,23 @@ TEST(RailCablingTest, SwitchOutsideTheRailsPatternFails) {
             "Ethernet1/9 does not match health.cabling.switches 'leaf-rail1'");
 }
 
+// Within the old leaf's TTL after a recabling the rail hears both leaves: the wrong one fails it,
+// whichever lldpd lists first.
+TEST(RailCablingTest, EveryNeighbourOfARailIsJudged) {
+  auto rail1 = Heard("rail1", "leaf-rail1", "bb", "Ethernet1/1");
+  rail1.announcements.push_back(Heard("rail1", "leaf-rail0", "aa", "Ethernet1/9").announcements[0]);
+  const Cabling layout{false, {{"rail1", "leaf-rail1"}}};
+  for (int order = 0; order < 2; ++order) {
+    const auto results = Judge({rail1}, layout);
+    const auto verdict = Find(results, "rail_cabling", "rail1");
+    EXPECT_FALSE(verdict->ok) << order;
+    EXPECT_THAT(verdict->reason, ::testing::HasSubstr("its neighbour leaf-rail0 port Ethernet1/9 "
+                                                      "does not match"))
+        << order;
+    std::swap(rail1.announcements[0], rail1.announcements[1]);
+  }
+}
+
 TEST(RailCablingTest, UnknownNeighbourIsHeldBackUnderALayout) {
   const auto results = Judge({Unheard("rail0")}, Cabling{true, {}});
   ASSERT_EQ(results.size(), 1u);
