@@ -14,7 +14,8 @@ rail_link_neighbor_info names the leaf of that rail, the switch port of host a o
 chassis id and port description lldpcli shows; its age agrees with lldpcli's within the time
 between the two readings; rail_link_neighbor_source_info says state="ok" with no remedy. An agent
 pointed at a socket nobody listens on reads state="no_lldpd" with `apt install lldpd ...` and
-no neighbour series at all. `rail_exporter doctor` in host a names each rail's leaf and port; run
+no neighbour series at all. The landing page shows each rail's leaf and port. `rail_exporter doctor` in host a names each
+rail's leaf and port; run
 as the package's user without the group _lldpd (lldpd's socket is mode 0770 root:_lldpd) it says
 `lldpd_error` with `adduser <the agent's user> _lldpd`, and with that group it reads the ports.
 Then the cabling verdicts: an agent whose configuration says rail0 belongs on leaf-rail0 and rail1
@@ -123,6 +124,15 @@ class LabLldpTest(lab.LabTestCase):
                                        "port_description": description, "vlan": ""}], rail)
             self.assertEqual(lab.find(samples, "rail_link_neighbor_source_info", rail=rail,
                                       state="ok", remedy=""), [1.0], rail)
+
+    def test_landing_page_shows_each_rails_switch_port(self):
+        page = lab.in_ns(self.lab.ns_a, ["curl", "-sf", "--max-time", "10",
+                                         "http://%s/" % self.agent.target]).stdout
+        self.assertIn("<th>switch port</th>", page)
+        for rail in lab.RAIL_NAMES:
+            index = lab.rail_index(rail)
+            self.assertRegex(page, r'<tr class="rail" data-rail="%s">.*<td>leaf-rail%d port sa%d'
+                             r'</td>' % (rail, index, index))
 
     def test_age_agrees_with_lldpcli(self):
         before = time.monotonic()
