@@ -8,7 +8,9 @@
 #   libc6              the NSS modules (libnss_files, libnss_dns) behind name lookups
 #   libcurl4           libcurl.so.4, which the Kubernetes discovery opens when it is configured
 #   adduser            the postinst creates the rail_exporter user
-# Recommends rdma-core: it loads the RDMA kernel modules and makes /dev/infiniband usable.
+# Recommends rdma-core: it loads the RDMA kernel modules and makes /dev/infiniband usable; lldpd:
+# the neighbor collector reads each rail's switch port from it (liblldpctl, its client library,
+# comes through dpkg-shlibdeps).
 set(CPACK_GENERATOR "DEB")
 set(CPACK_PACKAGE_NAME "rail-exporter")
 set(CPACK_PACKAGE_VERSION "${PROJECT_VERSION}")
@@ -35,7 +37,7 @@ set(CPACK_DEBIAN_PACKAGE_SECTION "net")
 set(CPACK_DEBIAN_PACKAGE_PRIORITY "optional")
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "ibverbs-providers, libucx0, libc6, libcurl4, adduser")
-set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "rdma-core")
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "rdma-core, lldpd")
 # CMake 3.25 marks no file as a conffile by itself: deploy/debian/conffiles lists them.
 set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA)
 foreach(control conffiles postinst prerm postrm)

@@ -87,6 +87,9 @@ void AddAgentFlags(CLI::App& app, CommandLine& cl) {
                  "IPv4 address, and InfiniBand ports' entries) or all")
       ->check(CLI::IsMember({"roce-v2-ipv4", "all"}))
       ->capture_default_str();
+  app.add_option("--collector.neighbor.lldpd-socket", cl.options.lldpd_socket,
+                 "lldpd's control socket the neighbor collector asks (default: lldpd's own, "
+                 "/run/lldpd.socket on Debian)");
   app.add_flag("--peer.insecure", cl.options.peer_insecure,
                "Accept and probe peers without a shared secret (lab use only)");
   app.add_option("--probe.worker-path", cl.options.probe_worker_path,
@@ -247,6 +250,7 @@ int RunDoctor(CommandLine& cl) {
   CopyAgentFlags(cl, cl.doctor);
   cl.doctor.procfs_root = cl.options.procfs_root;
   cl.doctor.ethtool_root = cl.options.ethtool_root;
+  cl.doctor.lldpd_socket = cl.options.lldpd_socket;
   cl.doctor.cuda_library = cl.options.cuda_library;
   if (!ConfigureLogging(cl)) return 2;
   return rail::commands::RunDoctor(cl.doctor, std::cout, std::cerr);

@@ -195,6 +195,9 @@ void Agent::StartCollectors() {
   sources.inventory.discover_unlisted = config_.probing.DiscoverUnlisted();
   static const nic::NetlinkDcbReader kKernelDcb;  // stateless: a socket of its own per read
   sources.inventory.dcb = &kKernelDcb;
+  lldp_neighbors_ = std::make_unique<lldp::LldpdNeighborSource>(options_.lldpd_socket);
+  sources.inventory.lldp = lldp_neighbors_.get();
+  sources.inventory.clock = clock_.get();
   sources.self_proc = self_proc_.get();
   const probing::ProbingService* probing = probing_.get();
   sources.responder_stats = [probing] {

@@ -71,6 +71,29 @@ void ParseProbeHealth(const YAML::Node& node, const std::string& source, health:
   }
 }
 
+// health.cabling: `layout` (rail-optimized, or any: no layout beyond the switches' patterns) and
+// `switches` (rail name: a glob of its leaf's system name).
+void ParseCabling(const YAML::Node& node, const std::string& source, health::Cabling& out) {
+  if (!node.IsMap()) Fail(source, "health.cabling", "expected a mapping");
+  RejectUnknownKeys(node, {"layout", "switches"}, source, "health.cabling.");
+  if (node["layout"]) {
+    const auto layout = Scalar<std::string>(node["layout"], source, "health.cabling.layout",
+                                            "rail-optimized or any");
+    if (layout != "rail-optimized" && layout != "any") {
+      Fail(source, "health.cabling.layout", "expected rail-optimized or any, not '" + layout + "'");
+    }
+    out.rail_optimized = layout == "rail-optimized";
+  }
+  if (const auto switches = node["switches"]) {
+    if (!switches.IsMap()) Fail(source, "health.cabling.switches", "expected rail: pattern pairs");
+    for (const auto& entry : switches) {
+      const auto rail = entry.first.as<std::string>();
+      out.switches[rail] =
+          Scalar<std::string>(entry.second, source, "health.cabling.switches." + rail, "a pattern");
+    }
+  }
+}
+
 }  // namespace
 
 void ParseHealth(const YAML::Node& node, const std::string& source, health::Thresholds& out) {
@@ -83,10 +106,11 @@ void ParseHealth(const YAML::Node& node, const std::string& source, health::Thre
        "pfc_pause_max_fraction", "global_pause_max_fraction", "pause_max_frames_per_second",
        "port_discards_max_per_second", "host_receive_drops_max_per_second",
        "roce_retransmissions_max_per_second", "link_max_corrected_bit_ratio",
-       "nic_temperature_margin_celsius", "roce_priority", "probe_failing_runs"},
+       "nic_temperature_margin_celsius", "roce_priority", "probe_failing_runs", "cabling"},
       source, "health.");
   ParseFabricHealth(node, source, out);
   ParseProbeHealth(node, source, out);
+  if (node["cabling"]) ParseCabling(node["cabling"], source, out.cabling);
   if (node["probe_throughput_min_line_rate_fraction"]) {
     out.probe_throughput_min_line_rate_fraction =
         Fraction(node["probe_throughput_min_line_rate_fraction"], source,

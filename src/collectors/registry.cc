@@ -9,11 +9,12 @@ using Factory = std::unique_ptr<Collector> (*)();
 
 // Scrape order.
 constexpr Factory kFactories[] = {
-    MakeInfinibandCollector, MakeHwCountersCollector,  MakeGidCollector,       MakeRailsCollector,
-    MakeNetclassCollector,   MakeNetdevCollector,      MakeBondingCollector,   MakeEthtoolCollector,
-    MakePcieCollector,       MakeQosCollector,         MakeExporterCollector,  MakeProbeCollector,
-    MakeResponderCollector,  MakeProbeWorkerCollector, MakeGpuDirectCollector, MakeHealthCollector,
-    MakeFleetCollector,
+    MakeInfinibandCollector, MakeHwCountersCollector, MakeGidCollector,
+    MakeRailsCollector,      MakeNetclassCollector,   MakeNetdevCollector,
+    MakeBondingCollector,    MakeEthtoolCollector,    MakePcieCollector,
+    MakeQosCollector,        MakeNeighborCollector,   MakeExporterCollector,
+    MakeProbeCollector,      MakeResponderCollector,  MakeProbeWorkerCollector,
+    MakeGpuDirectCollector,  MakeHealthCollector,     MakeFleetCollector,
 };
 
 }  // namespace
@@ -49,6 +50,7 @@ void SelectReads(const std::vector<std::string>& collectors, inventory::Sources*
     wanted.netdev_statistics |= needs.netdev_statistics;
     wanted.fabric |= needs.fabric;
     wanted.qos |= needs.qos;
+    wanted.neighbors |= needs.neighbors;
   }
   sources->infiniband.counters = wanted.port_counters;
   sources->infiniband.hw_counters = wanted.hw_counters;
@@ -56,6 +58,7 @@ void SelectReads(const std::vector<std::string>& collectors, inventory::Sources*
   sources->netdev.statistics = wanted.netdev_statistics;
   sources->fabric = wanted.fabric;
   sources->qos = wanted.qos;
+  sources->neighbors = wanted.neighbors;
 }
 
 }  // namespace rail::collectors

@@ -17,6 +17,7 @@ std::unique_ptr<Collector> MakeNetdevCollector();
 std::unique_ptr<Collector> MakeBondingCollector();
 std::unique_ptr<Collector> MakePcieCollector();
 std::unique_ptr<Collector> MakeQosCollector();
+std::unique_ptr<Collector> MakeNeighborCollector();
 std::unique_ptr<Collector> MakeExporterCollector();
 std::unique_ptr<Collector> MakeProbeCollector();
 std::unique_ptr<Collector> MakeResponderCollector();

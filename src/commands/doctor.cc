@@ -13,6 +13,7 @@
 #include <ostream>
 
 #include "commands/doctor_fleet.h"
+#include "commands/doctor_neighbors.h"
 #include "rail/agent/config.h"
 #include "rail/base/build_info.h"
 #include "rail/base/clock.h"
@@ -305,6 +306,7 @@ std::vector<Finding> Diagnose(const DoctorOptions& options) {
   GidIndexes(snapshot, context.own_ucx_version, findings);
   NicFabric(snapshot, findings);
   QosUnjudged(snapshot, this_host, findings);
+  if (this_host) NeighborFindings(snapshot, options.lldpd_socket, findings);
   Gpus(snapshot, capabilities ? &*capabilities : nullptr, findings);
   findings.push_back(CapabilitiesFinding(capabilities, capabilities_error));
   ReadProblems(errors, findings);

@@ -48,6 +48,7 @@ void CheckQosConfig(const HealthInputs& inputs, std::vector<CheckResult>& out); 
 void CheckProbeFailing(const HealthInputs& inputs, std::vector<CheckResult>& out);  // probe_failing
 void CheckUcxDeviceQuirks(const HealthInputs& inputs,
                           std::vector<CheckResult>& out);  // ucx_device_quirk
+void CheckRailCabling(const HealthInputs& inputs, std::vector<CheckResult>& out);  // rail_cabling
 
 // What the fabric checks' rules find in the fabric evidence of `run` on `rail`
 // (probe_diagnosis.cc).

@@ -132,6 +132,7 @@ std::vector<CheckResult> EvaluateChecks(const HealthInputs& inputs) {
   detail::CheckQosConfig(inputs, results);
   detail::CheckProbeFailing(inputs, results);
   detail::CheckUcxDeviceQuirks(inputs, results);
+  detail::CheckRailCabling(inputs, results);
 
   // Rails in the inputs' order (configured first), host-wide verdicts ("") before them, rails
   // only the probe results name after them.

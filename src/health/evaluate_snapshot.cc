@@ -32,6 +32,7 @@ SnapshotVerdicts EvaluateSnapshot(inventory::Snapshot& snapshot, const Context& 
   inputs.topology = &snapshot.Topology();
   inputs.peer_memory = &snapshot.PeerMemory();
   if (snapshot.sources().qos) inputs.qos = &snapshot.Qos();
+  if (snapshot.sources().neighbors) inputs.neighbors = &snapshot.Neighbors();
   std::optional<probe::WorkerCapabilities> capabilities;
   if (context.capabilities) capabilities = context.capabilities();
   if (capabilities) inputs.capabilities = &*capabilities;

@@ -56,6 +56,10 @@ std::string Evidence(const CheckResult& verdict, const std::vector<inventory::Ra
     const auto netdev = rail ? rail->netdev : "<netdev>";
     return fmt::format("DCB netlink (dcb pfc show dev {0}; dcb app show dev {0})", netdev);
   }
+  if (check == "rail_cabling") {
+    return fmt::format("lldpd's neighbours of {} (lldpcli show neighbors)",
+                       rail ? rail->netdev : "<netdev>");
+  }
   if (check == "ucx_device_quirk")
     return PortEvidence(rail, "gids/*") + "; the worker's UCX version";
   if (check == "gpu_direct") {

@@ -153,6 +153,7 @@ const std::map<std::string, std::string>& Templates() {
          "probe worker); rail_exporter probe --peer <peer>:9841 --kind <kind> --rail <rail>; "
          "ucx_info "
          "-d | grep -A4 {device}"},
+        {"rail_cabling", "lldpcli show neighbors ports {netdev}; move the cable to its leaf"},
         {"ucx_device_quirk",
          "export UCX_UD_VERBS_ETH_DGID_CHECK=n (or UCX_IB_GID_INDEX=0) for every UCX application "
          "on the host (NCCL, MPI, ...); set ucx_device_quirk_workaround: true for this agent's "
@@ -205,6 +206,7 @@ const std::map<std::string, std::string>& Summaries() {
        "PFC is on for the RoCE priority and 802.3x pause off, configured alike on every rail"},
       {"probe_failing", "the rail's probes of the peer get through"},
       {"ucx_device_quirk", "the rail's device has no known fault with this host's UCX"},
+      {"rail_cabling", "the rail's switch port is where the cabling layout wants it"},
   };
   return kSummaries;
 }
@@ -256,7 +258,8 @@ const std::vector<std::string>& CheckTokens() {
                                                    "nic_temperature",
                                                    "qos_config",
                                                    "probe_failing",
-                                                   "ucx_device_quirk"};
+                                                   "ucx_device_quirk",
+                                                   "rail_cabling"};
   return kTokens;
 }
 

@@ -92,4 +92,16 @@ const std::vector<RailQos>& Snapshot::Qos() {
   return *qos_;
 }
 
+const std::vector<RailNeighbors>& Snapshot::Neighbors() {
+  if (neighbors_) return *neighbors_;
+  neighbors_.emplace();
+  if (sources_.neighbors && sources_.lldp != nullptr) {
+    const nic::StatisticsSource& nic =
+        sources_.nic_statistics != nullptr ? *sources_.nic_statistics : nic::KernelStatistics();
+    const base::Clock& clock = sources_.clock != nullptr ? *sources_.clock : base::SystemClock();
+    neighbors_ = ReadRailNeighbors(Rails(), sources_.lldp->Read(), nic, clock.WallNow());
+  }
+  return *neighbors_;
+}
+
 }  // namespace rail::inventory

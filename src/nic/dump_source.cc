@@ -121,6 +121,28 @@ std::optional<PauseParameters> ParsePauseParameters(std::string_view text) {
   return PauseParameters{*autoneg, *rx, *tx};
 }
 
+std::optional<std::vector<PrivateFlag>> ParsePrivateFlags(std::string_view text) {
+  std::vector<PrivateFlag> flags;
+  bool parsed = true;
+  ForEachLine(text, [&](std::string_view line) {
+    const auto trimmed = Trim(line);
+    if (trimmed.empty() || trimmed.starts_with("Private flags for ")) return;
+    // ethtool pads names to the longest one: "fw-lldp-agent      : on".
+    const auto colon = trimmed.rfind(':');
+    const auto name =
+        colon == std::string_view::npos ? std::string_view{} : Trim(trimmed.substr(0, colon));
+    const auto value =
+        colon == std::string_view::npos ? std::string_view{} : Trim(trimmed.substr(colon + 1));
+    if (!IsPrintableName(name) || (value != "on" && value != "off")) {
+      parsed = false;
+      return;
+    }
+    flags.push_back({std::string(name), value == "on"});
+  });
+  if (!parsed) return std::nullopt;
+  return flags;
+}
+
 int DumpStatisticsSource::Read(const std::string& netdev, EthtoolStatistics* out) const {
   std::string text;
   if (const int error = dumps_.ReadFile(netdev, &text); error != 0) return error;
@@ -139,6 +161,13 @@ std::optional<PauseParameters> DumpStatisticsSource::Pause(const std::string& ne
   std::string text;
   if (dumps_.ReadFile(netdev + ".pause", &text) != 0) return std::nullopt;
   return ParsePauseParameters(text);
+}
+
+std::optional<std::vector<PrivateFlag>> DumpStatisticsSource::PrivateFlags(
+    const std::string& netdev) const {
+  std::string text;
+  if (dumps_.ReadFile(netdev + ".priv-flags", &text) != 0) return std::nullopt;
+  return ParsePrivateFlags(text);
 }
 
 }  // namespace rail::nic

@@ -62,6 +62,32 @@ class KernelStatisticsSource final : public StatisticsSource {
     return PauseParameters{pause.autoneg != 0, pause.rx_pause != 0, pause.tx_pause != 0};
   }
 
+  // Private flags are at most 32, one bit each of ETHTOOL_GPFLAGS's answer.
+  std::optional<std::vector<PrivateFlag>> PrivateFlags(const std::string& netdev) const override {
+    std::uint32_t count = 0;
+    const int error = Count(netdev, &count, ETH_SS_PRIV_FLAGS);
+    if (error == EOPNOTSUPP) return std::vector<PrivateFlag>{};
+    if (error != 0 || count > 32) return std::nullopt;
+    auto strings_buffer =
+        RequestBuffer(sizeof(ethtool_gstrings), count + kHeadroom, ETH_GSTRING_LEN);
+    auto* strings = reinterpret_cast<ethtool_gstrings*>(strings_buffer.data());
+    strings->cmd = ETHTOOL_GSTRINGS;
+    strings->string_set = ETH_SS_PRIV_FLAGS;
+    strings->len = count;
+    if (socket_.Command(netdev, strings) != 0 || strings->len != count) return std::nullopt;
+    ethtool_value bits{};
+    bits.cmd = ETHTOOL_GPFLAGS;
+    if (socket_.Command(netdev, &bits) != 0) return std::nullopt;
+    std::vector<PrivateFlag> flags;
+    const auto* names = reinterpret_cast<const char*>(strings->data);
+    for (std::uint32_t i = 0; i < count; ++i) {
+      const char* name = names + static_cast<std::size_t>(i) * ETH_GSTRING_LEN;
+      flags.push_back(
+          {std::string(name, strnlen(name, ETH_GSTRING_LEN)), (bits.data >> i & 1) != 0});
+    }
+    return flags;
+  }
+
   std::optional<std::string> Driver(const std::string& netdev) const override {
     ethtool_drvinfo info{};
     info.cmd = ETHTOOL_GDRVINFO;
@@ -72,13 +98,15 @@ class KernelStatisticsSource final : public StatisticsSource {
   }
 
  private:
-  int Count(const std::string& netdev, std::uint32_t* count) const {
+  // How many strings the driver has in `set`; EOPNOTSUPP when none.
+  int Count(const std::string& netdev, std::uint32_t* count,
+            ethtool_stringset set = ETH_SS_STATS) const {
     auto buffer = RequestBuffer(sizeof(ethtool_sset_info), 1, sizeof(std::uint32_t));
     auto* info = reinterpret_cast<ethtool_sset_info*>(buffer.data());
     info->cmd = ETHTOOL_GSSET_INFO;
-    info->sset_mask = 1ULL << ETH_SS_STATS;
+    info->sset_mask = 1ULL << set;
     if (const int error = socket_.Command(netdev, info); error != 0) return error;
-    if ((info->sset_mask & (1ULL << ETH_SS_STATS)) == 0) return EOPNOTSUPP;
+    if ((info->sset_mask & (1ULL << set)) == 0) return EOPNOTSUPP;
     *count = info->data[0];
     return *count == 0 ? EOPNOTSUPP : 0;
   }

@@ -155,7 +155,8 @@ void RenderRow(std::ostringstream& html, const LandingRailRow& row) {
        << Escape(row.roce_gid) << "</td><td title=\"" << Escape(row.throughput_probe) << "\">"
        << Throughput(row.throughput_bytes_per_second) << "</td><td>"
        << RoundTrip(row.rtt_p50_seconds) << "</td><td>" << RoundTrip(row.rtt_p99_seconds)
-       << "</td><td>" << Escape(row.transport) << "</td><td>" << Escape(row.qos) << "</td>";
+       << "</td><td>" << Escape(row.transport) << "</td><td>" << Escape(row.qos) << "</td><td>"
+       << Escape(row.switch_port) << "</td>";
   RenderFabric(html, row.fabric);
   RenderChecks(html, row.failing, row.fixes);
   html << "</tr>\n";
@@ -183,7 +184,8 @@ std::string RenderLandingPage(const LandingPage& page) {
   }
   html << "<h2>Rails</h2>\n<table id=\"rails\"><tr><th>rail</th><th>device</th><th>netdev</th>"
        << "<th>state</th><th>speed</th><th>IPv4</th><th>RoCE v2 GID</th><th>probe throughput</th>"
-       << "<th>RTT p50</th><th>RTT p99</th><th>transport</th><th>QoS</th><th>fabric</th>"
+       << "<th>RTT p50</th><th>RTT p99</th><th>transport</th><th>QoS</th><th>switch port</th>"
+       << "<th>fabric</th>"
        << "<th>failing checks</th></tr>\n";
   for (const auto& row : page.rails) RenderRow(html, row);
   html << "</table>\n";

@@ -134,6 +134,19 @@ void DescribeGpuLink(const inventory::Gpu& gpu, LandingGpuRow& row) {
                        *state.link.current_width < *state.attainable_width);
 }
 
+// The rail's switch port(s) as lldpd heard them, else why none is known.
+std::string SwitchPortText(const inventory::RailNeighbors& rail) {
+  if (rail.announcements.empty()) return inventory::NeighborStateName(rail.state);
+  std::string text;
+  for (const auto& announcement : rail.announcements) {
+    const auto& neighbor = announcement.neighbor;
+    if (!text.empty()) text += ", ";
+    text += (neighbor.system_name.empty() ? neighbor.chassis_id : neighbor.system_name) + " port " +
+            neighbor.port_id;
+  }
+  return text;
+}
+
 }  // namespace
 
 std::vector<LandingGpuRow> BuildLandingGpuRows(const inventory::PcieTopology& topology) {
@@ -248,6 +261,9 @@ LandingPage BuildLandingPage(collectors::Scrape& scrape, LandingPage page) {
                                 verdicts.checks, verdicts.addresses, &scrape.Topology());
   for (auto& row : page.rails) {
     if (const auto* qos = inventory::FindRailQos(scrape.Qos(), row.rail)) row.qos = QosText(*qos);
+    for (const auto& neighbors : scrape.Neighbors()) {
+      if (neighbors.rail == row.rail) row.switch_port = SwitchPortText(neighbors);
+    }
     row.fabric =
         BuildLandingFabric(row.rail, verdicts.checks, scrape.Fabric(), scrape.NicTemperatures());
   }

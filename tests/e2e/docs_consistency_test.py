@@ -23,6 +23,7 @@ SUBCOMMANDS = ("probe", "doctor", "plan")
 NOT_FAMILIES = {
     "rail_probe": "the UCX context's name (probe/ucx/context.cc)",
     "rail_mtus": "a key of the peer protocol's JSON (peer/session_messages.cc)",
+    "rail_cabling": "a check token, the label check=\"rail_cabling\" (health/rail_cabling.cc)",
 }
 # Where the README's own paths start; a backticked token under one of these must exist.
 README_MOST_LINES = 200  # issue 30: the README under 200 lines

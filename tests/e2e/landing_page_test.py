@@ -77,8 +77,8 @@ class RailTable(HTMLParser):
 
 
 COLUMNS = ["rail", "device", "netdev", "state", "speed", "IPv4", "RoCE v2 GID",
-           "probe throughput", "RTT p50", "RTT p99", "transport", "QoS", "fabric",
-           "failing checks"]
+           "probe throughput", "RTT p50", "RTT p99", "transport", "QoS", "switch port",
+           "fabric", "failing checks"]
 
 
 def chromium(test, tmp, *args, ns=None):

@@ -3,7 +3,7 @@
 
 Layers come in one order; a layer may use (include, link) only itself and the layers before it:
 
-  base -> sysfs -> nic -> inventory -> gpu -> peer -> fleet -> schedule -> probe -> probing
+  base -> sysfs -> nic -> lldp -> inventory -> gpu -> peer -> fleet -> schedule -> probe -> probing
        -> health -> collectors -> web -> agent -> commands -> main
 
 Checked for every file under src/<layer>/ and include/rail/<layer>/, src/main.cc and
@@ -35,8 +35,8 @@ import sys
 import tempfile
 import unittest
 
-LAYERS = ["base", "sysfs", "nic", "inventory", "gpu", "peer", "fleet", "schedule", "probe",
-          "probing", "health", "collectors", "web", "agent", "commands"]
+LAYERS = ["base", "sysfs", "nic", "lldp", "inventory", "gpu", "peer", "fleet", "schedule",
+          "probe", "probing", "health", "collectors", "web", "agent", "commands"]
 MAIN = "main"
 
 # Third-party headers (by include prefix) and libraries (CMake names) that only some layers may
@@ -61,6 +61,7 @@ EXTERNAL_HEADERS = {
     # fleet: DNS discovery, the plan's hash, Kubernetes discovery
     "ares.h": {"fleet"}, "ares_": {"fleet"}, "xxhash.h": {"fleet"}, "curl/": {"fleet"},
     "libmnl/": {"nic"},  # netlink
+    "lldpctl.h": {"lldp"}, "lldp-const.h": {"lldp"},  # lldpd's client library
 }
 EXTERNAL_LIBRARIES = {
     "ucx::": {PROBE_UCX},
@@ -73,6 +74,7 @@ EXTERNAL_LIBRARIES = {
     "PkgConfig::IBVERBS": {PROBE_UCX, "gpu"},
     "PkgConfig::CARES": {"fleet"}, "PkgConfig::XXHASH": {"fleet"}, "PkgConfig::CURL": {"fleet"},
     "PkgConfig::MNL": {"nic"},
+    "PkgConfig::LLDPCTL": {"lldp"},
 }
 
 # What the agent layer never does, each with what gives it away in its code.

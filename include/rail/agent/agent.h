@@ -19,6 +19,7 @@
 #include "rail/collectors/config_reload.h"
 #include "rail/fleet/plan.h"
 #include "rail/gpu/driver.h"
+#include "rail/lldp/neighbors.h"
 #include "rail/nic/ethtool.h"
 #include "rail/web/web_server.h"
 
@@ -56,6 +57,8 @@ struct AgentOptions {
   std::chrono::milliseconds gid_refresh_interval{30000};
   // --collector.gid.entries: which GID entries rail_gid_info publishes.
   collectors::GidEntryScope gid_entries = collectors::GidEntryScope::kRoceV2Ipv4;
+  // --collector.neighbor.lldpd-socket: lldpd's control socket; empty: lldpd's default.
+  std::string lldpd_socket;
   // The probe worker (rail/probe/worker.h): --probe.worker-path, empty: beside this executable;
   // it logs as the agent does.
   std::string probe_worker_path;
@@ -120,6 +123,7 @@ class Agent {
   std::unique_ptr<sysfs::RootedFilesystem> self_proc_;
   std::unique_ptr<sysfs::RootedFilesystem> ethtool_dumps_;
   std::unique_ptr<nic::StatisticsSource> nic_statistics_;  // null: the kernel's
+  std::unique_ptr<lldp::NeighborSource> lldp_neighbors_;
   std::unique_ptr<base::SteadyClock> clock_;
   std::unique_ptr<probe::ResultStore> results_;
   std::unique_ptr<inventory::GidCache> gid_cache_;

@@ -75,6 +75,7 @@ class Scrape {
     return inventory_.NicTemperatures();
   }
   const std::vector<inventory::RailQos>& Qos() { return inventory_.Qos(); }
+  const std::vector<inventory::RailNeighbors>& Neighbors() { return inventory_.Neighbors(); }
   const health::SnapshotVerdicts& Verdicts();
 
   const Sources& sources() const { return sources_; }
@@ -96,6 +97,7 @@ struct Reads {
   bool netdev_statistics = false;  // class/net/<netdev>/statistics/
   bool fabric = false;             // `ethtool -S` of the rails' netdevs, their NICs' hwmon
   bool qos = false;                // the rails' DCB configuration (netlink) and ECN enablement
+  bool neighbors = false;          // the rails' LLDP neighbours (lldpd's socket)
 };
 
 class Collector {

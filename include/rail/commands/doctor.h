@@ -18,6 +18,7 @@ struct DoctorOptions {
   std::string sysfs_root = "/sys";
   std::string procfs_root = "/proc";
   std::string ethtool_root;  // --path.ethtool: recorded `ethtool -S` dumps; empty: the kernel
+  std::string lldpd_socket;  // --collector.neighbor.lldpd-socket; empty: lldpd's default
   std::optional<std::string> config_file;
   std::string peer;                        // HOST[:PORT]; empty: no peer is asked
   std::optional<std::string> secret_file;  // else the config's responder.secret_file

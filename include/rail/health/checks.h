@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "rail/health/counter_history.h"
+#include "rail/inventory/neighbors.h"
 #include "rail/inventory/pcie_topology.h"
 #include "rail/inventory/qos.h"
 #include "rail/inventory/rails.h"
@@ -27,6 +28,15 @@ namespace rail::health {
 
 // Thresholds of the checks: the health: section of the configuration, defaults here and nowhere
 // else.
+// health.cabling: the switch layout rail_cabling holds each rail's LLDP neighbour against.
+struct Cabling {
+  // layout: rail-optimized: every rail of the host on a switch (chassis id) of its own.
+  bool rail_optimized = false;
+  // switches: per rail name, a glob (fnmatch(3)) the neighbour's system name must match.
+  std::map<std::string, std::string> switches;
+  bool operator==(const Cabling&) const = default;
+};
+
 struct Thresholds {
   // health.probe_throughput_min_line_rate_fraction: a rail's ucx_throughput below this fraction
   // of its line rate fails probe_throughput.
@@ -88,6 +98,7 @@ struct Thresholds {
   // health.probe_failing_runs: a probe series whose last this many runs failed fails
   // probe_failing (busy refusals, cancelled runs and runs without a worker do not count).
   unsigned probe_failing_runs = 3;
+  Cabling cabling;
 
   bool operator==(const Thresholds&) const = default;
 };
@@ -111,6 +122,8 @@ struct HealthInputs {
   const sysfs::PeerMemoryState* peer_memory = nullptr;
   // The rails' DCB configuration; nullptr when not read (the qos collector is off).
   const std::vector<inventory::RailQos>* qos = nullptr;
+  // The rails' LLDP neighbours; nullptr when not read (the neighbor collector is off).
+  const std::vector<inventory::RailNeighbors>* neighbors = nullptr;
   // The probe worker's last hello; nullptr while none is known (no worker yet): the GPU checks
   // that need the driver's answer then say nothing rather than guess.
   const probe::WorkerCapabilities* capabilities = nullptr;
@@ -141,7 +154,7 @@ struct HealthInputs {
 //   pcie_link, gpu_nic_affinity, gpu_direct, gpu_memory_throughput, qos_config,
 //   pfc_storm, pfc_pause, global_pause, roce_congestion_control, roce_drops,
 //   roce_retransmissions, port_discards, host_receive_starvation, link_flaps, link_errors,
-//   nic_temperature, probe_failing, ucx_device_quirk
+//   nic_temperature, probe_failing, ucx_device_quirk, rail_cabling
 struct CheckResult {
   std::string check;  // one of the tokens above
   std::string rail;   // the rail label; "" for host-wide checks

@@ -7,7 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "rail/base/clock.h"
 #include "rail/inventory/gid_cache.h"
+#include "rail/inventory/neighbors.h"
 #include "rail/inventory/pcie_topology.h"
 #include "rail/inventory/qos.h"
 #include "rail/inventory/rails.h"
@@ -40,6 +42,11 @@ struct Sources {
   const nic::StatisticsSource* nic_statistics = nullptr;
   const nic::DcbReader* dcb = nullptr;  // where rails' DCB configuration comes from
   bool qos = false;                     // read it (the qos collector is on)
+  // Where the rails' LLDP neighbours come from (lldpd's socket), and whether to read them (the
+  // neighbor collector is on); `clock`'s wall time ages them (null: the system's clock).
+  const lldp::NeighborSource* lldp = nullptr;
+  bool neighbors = false;
+  const base::Clock* clock = nullptr;
 };
 
 // A rail's netdev (each slave of a bonded one) as its NIC driver counts the fabric.
@@ -78,6 +85,8 @@ class Snapshot {
   const std::vector<RailTemperature>& NicTemperatures();
   // The rails' QoS configuration; empty unless `qos` is set and a DCB reader is given.
   const std::vector<RailQos>& Qos();
+  // The rails' LLDP neighbours; empty unless `neighbors` is set and an lldp source is given.
+  const std::vector<RailNeighbors>& Neighbors();
 
   const Sources& sources() const { return sources_; }
   sysfs::ReadErrors& errors() { return errors_; }
@@ -94,6 +103,7 @@ class Snapshot {
   std::optional<std::vector<RailFabric>> fabric_;
   std::optional<std::vector<RailTemperature>> temperatures_;
   std::optional<std::vector<RailQos>> qos_;
+  std::optional<std::vector<RailNeighbors>> neighbors_;
 };
 
 }  // namespace rail::inventory

@@ -33,6 +33,14 @@ struct PauseParameters {
   bool operator==(const PauseParameters&) const = default;
 };
 
+// One of a driver's private flags, as `ethtool --show-priv-flags` lists it (ETH_SS_PRIV_FLAGS
+// names, ETHTOOL_GPFLAGS bits). ice's "fw-lldp-agent" says whether the NIC's firmware runs LLDP.
+struct PrivateFlag {
+  std::string name;
+  bool on = false;
+  bool operator==(const PrivateFlag&) const = default;
+};
+
 // Where statistics come from. Read and Driver may be called from several threads at once.
 class StatisticsSource {
  public:
@@ -48,26 +56,35 @@ class StatisticsSource {
   virtual std::optional<PauseParameters> Pause(const std::string& /*netdev*/) const {
     return std::nullopt;
   }
+  // The netdev's private flags in the driver's order (empty: its driver has none), or nullopt
+  // where they cannot be read (no such netdev, nothing recorded).
+  virtual std::optional<std::vector<PrivateFlag>> PrivateFlags(
+      const std::string& /*netdev*/) const {
+    return std::nullopt;
+  }
 };
 
 // The kernel's answer for this process's network namespace: ETHTOOL_GSSET_INFO (ETH_SS_STATS),
 // ETHTOOL_GSTRINGS and ETHTOOL_GSTATS on every Read, ETHTOOL_GDRVINFO for Driver,
-// ETHTOOL_GPAUSEPARAM for Pause. None of them needs a capability. The names are read again on every
-// Read: their count is no key, since mlx5 renames its per-priority counters when PFC moves from one
-// priority to another without changing how many there are.
+// ETHTOOL_GPAUSEPARAM for Pause, ETHTOOL_GSSET_INFO (ETH_SS_PRIV_FLAGS), ETHTOOL_GSTRINGS and
+// ETHTOOL_GPFLAGS for PrivateFlags. None of them needs a capability. The names are read again on
+// every Read: their count is no key, since mlx5 renames its per-priority counters when PFC moves
+// from one priority to another without changing how many there are.
 std::unique_ptr<StatisticsSource> MakeKernelStatisticsSource();
 // One such source for the whole process, made on first use: the scrape and the probes share it.
 const StatisticsSource& KernelStatistics();
 
 // Recorded dumps under `dumps` (a fixture tree's ethtool/ folder): <netdev> holds what `ethtool -S
 // <netdev>` printed, <netdev>.info what `ethtool -i <netdev>` printed and <netdev>.pause, where
-// recorded, what `ethtool -a <netdev>` printed.
+// recorded, what `ethtool -a <netdev>` printed, and <netdev>.priv-flags what `ethtool
+// --show-priv-flags <netdev>` printed.
 class DumpStatisticsSource final : public StatisticsSource {
  public:
   explicit DumpStatisticsSource(const sysfs::Filesystem& dumps) : dumps_(dumps) {}
   int Read(const std::string& netdev, EthtoolStatistics* out) const override;
   std::optional<std::string> Driver(const std::string& netdev) const override;
   std::optional<PauseParameters> Pause(const std::string& netdev) const override;
+  std::optional<std::vector<PrivateFlag>> PrivateFlags(const std::string& netdev) const override;
 
  private:
   const sysfs::Filesystem& dumps_;
@@ -88,6 +105,10 @@ EthtoolStatistics DecodeStatistics(std::string_view strings, std::span<const std
 // `ethtool -a` output ("Autonegotiate:", "RX:", "TX:" lines, on or off), or nullopt when a line
 // is missing.
 std::optional<PauseParameters> ParsePauseParameters(std::string_view text);
+
+// `ethtool --show-priv-flags` output ("Private flags for <netdev>:" then "<name> : on|off"
+// lines), or nullopt when a line is neither. No flag line at all: the driver has none.
+std::optional<std::vector<PrivateFlag>> ParsePrivateFlags(std::string_view text);
 
 // The "driver:" line of `ethtool -i` output, or nullopt.
 std::optional<std::string> ParseDriverInfo(std::string_view text);

@@ -44,6 +44,9 @@ struct LandingRailRow {
   std::string transport;  // "rc_mlx5", "tcp (fallback)", ""
   // "PFC 3, trust dscp, 2 DSCP", "no DCB (not_supported)", or "" when not read (qos collector off)
   std::string qos;
+  // "leaf-rail0 port Ethernet1/7" as lldpd heard it, else the state ("no_lldpd", ...), or "" when
+  // not read (neighbor collector off)
+  std::string switch_port;
   std::vector<LandingFabricCheck> fabric;    // pause, storms, ECN/CNP, drops, flaps, FEC, temp
   std::vector<health::CheckResult> failing;  // this rail's failing checks
   std::vector<std::string> fixes;            // health::Remedy of each failing check, same order

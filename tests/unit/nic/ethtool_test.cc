@@ -99,5 +99,34 @@ TEST(KernelStatisticsTest, LoopbackListsNoStatistics) {
   EXPECT_TRUE(statistics.names.empty());
 }
 
+TEST(PrivateFlagsTest, ParsesEthtoolsPaddedLines) {
+  const auto flags = ParsePrivateFlags(
+      "Private flags for ens801f0:\nlink-down-on-close     : off\nfw-lldp-agent          : on\n"
+      "vf-true-promisc-support: off\n");
+  ASSERT_TRUE(flags);
+  EXPECT_EQ(*flags, (std::vector<PrivateFlag>{{"link-down-on-close", false},
+                                              {"fw-lldp-agent", true},
+                                              {"vf-true-promisc-support", false}}));
+  EXPECT_EQ(ParsePrivateFlags("Private flags for lo:\n"), std::vector<PrivateFlag>{});
+  EXPECT_EQ(ParsePrivateFlags("fw-lldp-agent: maybe\n"), std::nullopt);
+}
+
+TEST(PrivateFlagsTest, RecordedIceFlags) {
+  const sysfs::RootedFilesystem dumps(kEthtoolDumps);
+  const DumpStatisticsSource source(dumps);
+  const auto flags = source.PrivateFlags("ice-fw-lldp-on");
+  ASSERT_TRUE(flags);
+  ASSERT_EQ(flags->size(), 6u);
+  EXPECT_EQ((*flags)[1], (PrivateFlag{"fw-lldp-agent", true}));
+  EXPECT_EQ(source.PrivateFlags("connectx7-mlx5-pfc3"), std::nullopt) << "none recorded";
+}
+
+// Through the ioctl: loopback's driver has no private flags; an unknown netdev cannot be asked.
+TEST(KernelStatisticsTest, PrivateFlagsOfLoopbackAndOfNoSuchNetdev) {
+  const auto kernel = MakeKernelStatisticsSource();
+  EXPECT_EQ(kernel->PrivateFlags("lo"), std::vector<PrivateFlag>{});
+  EXPECT_EQ(kernel->PrivateFlags("no-such-netdev0"), std::nullopt);
+}
+
 }  // namespace
 }  // namespace rail::nic

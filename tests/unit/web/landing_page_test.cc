@@ -178,6 +178,21 @@ TEST(LandingPageTest, RendersOneEscapedRowPerRailWithProbeFiguresAndChecks) {
   EXPECT_EQ(html.find("No RDMA device"), std::string::npos);
 }
 
+// The switch port sits beside QoS, escaped like everything a neighbour sends.
+TEST(LandingPageTest, ShowsEachRailsSwitchPort) {
+  LandingPage page;
+  page.has_rdma_devices = true;
+  LandingRailRow row;
+  row.rail = "rail0";
+  row.qos = "no DCB (not_supported)";
+  row.switch_port = "leaf<0> port Ethernet1/7";
+  page.rails = {row};
+  const std::string html = RenderLandingPage(page);
+  EXPECT_NE(html.find("<th>QoS</th><th>switch port</th><th>fabric</th>"), std::string::npos);
+  EXPECT_NE(html.find("<td>no DCB (not_supported)</td><td>leaf&lt;0&gt; port Ethernet1/7</td>"),
+            std::string::npos);
+}
+
 TEST(LandingPageTest, SaysSoWhenTheHostHasNoRdmaDeviceAndNoRail) {
   LandingPage page;
   page.sysfs_root = "/sys";
