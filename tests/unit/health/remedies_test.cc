@@ -21,7 +21,7 @@ TEST(RemediesTest, EveryCheckTokenHasARemedyAndASummary) {
     EXPECT_FALSE(Remedy(verdict, {}).empty()) << token;
     EXPECT_FALSE(CheckSummary(token).empty()) << token;
   }
-  EXPECT_EQ(CheckTokens().size(), 30u);
+  EXPECT_EQ(CheckTokens().size(), 31u);
   EXPECT_EQ(Remedy({"no_such_check", "", "", false, "x"}, {}), "");
 }
 
