@@ -71,11 +71,15 @@ void ParseProbeHealth(const YAML::Node& node, const std::string& source, health:
   }
 }
 
-// health.cabling: `layout` (rail-optimized, or any: no layout beyond the switches' patterns) and
-// `switches` (rail name: a glob of its leaf's system name).
+// health.cabling: `layout` (rail-optimized, or any: no layout beyond the switches' patterns),
+// `switches` (rail name: a glob of its leaf's system name) and `change_window` (a duration).
 void ParseCabling(const YAML::Node& node, const std::string& source, health::Cabling& out) {
   if (!node.IsMap()) Fail(source, "health.cabling", "expected a mapping");
-  RejectUnknownKeys(node, {"layout", "switches"}, source, "health.cabling.");
+  RejectUnknownKeys(node, {"layout", "switches", "change_window"}, source, "health.cabling.");
+  if (node["change_window"]) {
+    out.change_window =
+        DurationValue(node["change_window"], source, "health.cabling.change_window");
+  }
   if (node["layout"]) {
     const auto layout = Scalar<std::string>(node["layout"], source, "health.cabling.layout",
                                             "rail-optimized or any");

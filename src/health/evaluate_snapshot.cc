@@ -32,18 +32,23 @@ SnapshotVerdicts EvaluateSnapshot(inventory::Snapshot& snapshot, const Context& 
   inputs.topology = &snapshot.Topology();
   inputs.peer_memory = &snapshot.PeerMemory();
   if (snapshot.sources().qos) inputs.qos = &snapshot.Qos();
-  if (snapshot.sources().neighbors) inputs.neighbors = &snapshot.Neighbors();
   std::optional<probe::WorkerCapabilities> capabilities;
   if (context.capabilities) capabilities = context.capabilities();
   if (capabilities) inputs.capabilities = &*capabilities;
   inputs.fabric = &snapshot.Fabric();
   inputs.nic_temperatures = &snapshot.NicTemperatures();
+  const base::Clock& clock = context.clock ? *context.clock : base::SystemClock();
+  inputs.now = clock.Now();
   if (context.counter_history) {
-    static const base::SteadyClock kSteady;
-    const base::Clock& clock = context.clock ? *context.clock : kSteady;
-    if (context.observe_fabric)
-      detail::ObserveFabric(inputs, clock.Now(), *context.counter_history);
+    if (context.observe_fabric) detail::ObserveFabric(inputs, inputs.now, *context.counter_history);
     inputs.history = context.counter_history.get();
+  }
+  if (snapshot.sources().neighbors) {
+    inputs.neighbors = &snapshot.Neighbors();
+    if (context.neighbor_history) {
+      context.neighbor_history->Observe(*inputs.neighbors, inputs.now);
+      inputs.neighbor_history = context.neighbor_history.get();
+    }
   }
   verdicts.checks = EvaluateChecks(inputs);
   return verdicts;

@@ -12,14 +12,6 @@
 namespace rail::health::detail {
 namespace {
 
-std::string Name(const lldp::Neighbor& neighbor) {
-  return neighbor.system_name.empty() ? "chassis " + neighbor.chassis_id : neighbor.system_name;
-}
-
-std::string Port(const lldp::Neighbor& neighbor) {
-  return fmt::format("{} port {}", Name(neighbor), neighbor.port_id);
-}
-
 bool Matches(const std::string& pattern, const std::string& name) {
   return fnmatch(pattern.c_str(), name.c_str(), 0) == 0;
 }
@@ -33,7 +25,7 @@ void NeighborFaults(const inventory::RailNeighbors& rail, const lldp::Neighbor& 
       faults.push_back(
           fmt::format("its neighbour {} does not match health.cabling.switches "
                       "'{}'",
-                      Port(mine), pattern->second));
+                      SwitchPort(mine), pattern->second));
     }
   }
   for (const auto& other : heard) {
@@ -43,12 +35,12 @@ void NeighborFaults(const inventory::RailNeighbors& rail, const lldp::Neighbor& 
       if (theirs.chassis_id != mine.chassis_id) continue;
       if (theirs.port_id == mine.port_id) {
         faults.push_back(
-            fmt::format("rail {} is on the same switch port, {}", other.rail, Port(mine)));
+            fmt::format("rail {} is on the same switch port, {}", other.rail, SwitchPort(mine)));
       } else if (layout.rail_optimized) {
         faults.push_back(
             fmt::format("rail {} is on the same switch, {} (rail-optimized wants a "
                         "switch per rail)",
-                        other.rail, Port(theirs)));
+                        other.rail, SwitchPort(theirs)));
       }
     }
   }
@@ -57,13 +49,23 @@ void NeighborFaults(const inventory::RailNeighbors& rail, const lldp::Neighbor& 
 // Every neighbour counts, so that the verdict does not depend on lldpd's order: a rail that
 // hears two switches at once (a recabling within the old one's TTL, something in between) is
 // judged on both.
-std::string Reason(const inventory::RailNeighbors& rail,
-                   const std::vector<inventory::RailNeighbors>& heard, const Cabling& layout) {
+std::string Reason(const HealthInputs& inputs, const inventory::RailNeighbors& rail,
+                   const std::vector<inventory::RailNeighbors>& heard) {
+  const Cabling& layout = inputs.thresholds.cabling;
   std::vector<std::string> faults;
   std::vector<std::string> ports;
   for (const auto& announcement : rail.announcements) {
     NeighborFaults(rail, announcement.neighbor, heard, layout, faults);
-    ports.push_back(Port(announcement.neighbor));
+    ports.push_back(SwitchPort(announcement.neighbor));
+  }
+  if (inputs.neighbor_history != nullptr) {
+    if (const auto change =
+            inputs.neighbor_history->RecentChange(rail.rail, inputs.now, layout.change_window)) {
+      faults.push_back(fmt::format(
+          "its neighbour changed {:.0f} s ago, from {} (a re-cabling or a failover; judged for "
+          "health.cabling.change_window)",
+          std::chrono::duration<double>(inputs.now - change->at).count(), change->before));
+    }
   }
   if (faults.empty()) return "";
   return fmt::format("{} lands on {}: {}", rail.rail, Join(ports, " and "), Join(faults, "; "));
@@ -89,7 +91,7 @@ void CheckRailCabling(const HealthInputs& inputs, std::vector<CheckResult>& out)
       }
       continue;
     }
-    out.push_back(Verdict("rail_cabling", rail.rail, "", Reason(rail, heard, layout)));
+    out.push_back(Verdict("rail_cabling", rail.rail, "", Reason(inputs, rail, heard)));
   }
 }
 

@@ -21,7 +21,9 @@ as the package's user without the group _lldpd (lldpd's socket is mode 0770 root
 Then the cabling verdicts: an agent whose configuration says rail0 belongs on leaf-rail0 and rail1
 on leaf-rail1 passes rail_cabling on both rails; `scripts/lab recable a 1 0` moves host a's rail 1
 port to rail 0's bridge (leaf-rail0 announces it from then on) and rail_cabling fails for rail1
-alone, its reason naming leaf-rail0 and the port once the old leaf's announcement expired; `recable a 1 1` clears it. After the lab is
+alone, first for the change (naming leaf-rail1, the port it had, for the test's 6 s change
+window), then for its reason naming leaf-rail0 and the port once the old leaf's announcement
+expired; `recable a 1 1` is a change again, then clears it. After the lab is
 down, none of the lab's lldpds runs.
 """
 
@@ -35,6 +37,8 @@ import harness
 import lab
 
 PREFIX = os.environ.get("RAIL_LAB_PREFIX", "rllldp")
+# health.cabling.change_window in the cabling test: a changed neighbour fails this long after.
+CHANGE_WINDOW = 6
 CABLING_WAIT = 20.0  # seconds: the old leaf's announcement lives its TTL (4 s) after a recabling
 NEIGHBOR_WAIT = 20.0  # seconds: lldpd sends every second once configured (tx-interval 1)
 AGE_PATTERN = re.compile(r"^(\d+) days?, (\d\d):(\d\d):(\d\d)$")  # lldpcli's "0 day, 00:00:03"
@@ -192,7 +196,7 @@ class LabLldpTest(lab.LabTestCase):
     def test_rail_cabling_fails_the_recabled_rail_alone_until_it_is_put_back(self):
         config = self.lab.write("a-cabling.yml", lab.rails_yaml("a", transport="tcp") +
                                 "health:\n  cabling:\n    switches: {rail0: leaf-rail0, "
-                                "rail1: leaf-rail1}\n")
+                                "rail1: leaf-rail1}\n    change_window: %ds\n" % CHANGE_WINDOW)
         agent = self.lab.start_agent("a", ["--config.file=" + config,
                                            "--collector.neighbor.lldpd-socket=" + self.socket])
 
@@ -203,6 +207,10 @@ class LabLldpTest(lab.LabTestCase):
         def reasons(samples):
             return [labels["reason"] for name, labels, _ in samples
                     if name == "rail_check_info" and labels.get("check") == "rail_cabling"]
+
+        def changed_from(port):
+            return lambda s: any("its neighbour changed" in reason and "from " + port in reason
+                                 for reason in reasons(s))
         try:
             good = {"rail0": [1.0], "rail1": [1.0]}
             ok, samples = agent.wait_for(lambda s: verdicts(s) == good, CABLING_WAIT, 0.5)
@@ -214,8 +222,11 @@ class LabLldpTest(lab.LabTestCase):
             print("lab_lldp: rail_cabling failed for rail1 %.1f s after the recabling"
                   % (time.monotonic() - started))
             self.assertTrue(failed, verdicts(samples))
+            # The change itself, naming the port rail1 had, for the change window.
+            seen, samples = agent.wait_for(changed_from("leaf-rail1 port sa1"), CABLING_WAIT, 0.2)
+            self.assertTrue(seen, reasons(samples))
             # Until the old leaf's announcement expires, rail1 hears both leaves; then only the
-            # wrong one.
+            # wrong one, and after the change window no change.
             expected = ["rail1 lands on leaf-rail0 port sa1: its neighbour leaf-rail0 port sa1 "
                         "does not match health.cabling.switches 'leaf-rail1'"]
             settled, samples = agent.wait_for(lambda s: reasons(s) == expected, CABLING_WAIT, 0.5)
@@ -223,6 +234,9 @@ class LabLldpTest(lab.LabTestCase):
             self.assertEqual(verdicts(samples), {"rail0": [1.0], "rail1": [0.0]})
         finally:
             self.lab.script("recable", "a", 1, 1)
+        # Put back is a change too: reported, naming leaf-rail0, then cleared after the window.
+        seen, samples = agent.wait_for(changed_from("leaf-rail0 port sa1"), CABLING_WAIT, 0.2)
+        self.assertTrue(seen, reasons(samples))
         cleared, samples = agent.wait_for(lambda s: verdicts(s) == good, CABLING_WAIT, 0.5)
         self.assertTrue(cleared, verdicts(samples))
         self.assertEqual(reasons(samples), [])

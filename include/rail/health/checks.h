@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "rail/health/counter_history.h"
+#include "rail/health/neighbor_history.h"
 #include "rail/inventory/neighbors.h"
 #include "rail/inventory/pcie_topology.h"
 #include "rail/inventory/qos.h"
@@ -34,6 +35,10 @@ struct Cabling {
   bool rail_optimized = false;
   // switches: per rail name, a glob (fnmatch(3)) the neighbour's system name must match.
   std::map<std::string, std::string> switches;
+  // change_window ("15m"): a rail whose LLDP neighbour changed (a re-cabling, a failover) fails
+  // this long after the change, so that scrapes and an alert's `for:` see an event that one
+  // reading shows.
+  base::Duration change_window = std::chrono::minutes(15);
   bool operator==(const Cabling&) const = default;
 };
 
@@ -124,6 +129,10 @@ struct HealthInputs {
   const std::vector<inventory::RailQos>* qos = nullptr;
   // The rails' LLDP neighbours; nullptr when not read (the neighbor collector is off).
   const std::vector<inventory::RailNeighbors>* neighbors = nullptr;
+  // Each rail's switch ports across scrapes, observed at `now` (the injected clock); null: no
+  // verdict on a change.
+  const NeighborHistory* neighbor_history = nullptr;
+  base::TimePoint now{};
   // The probe worker's last hello; nullptr while none is known (no worker yet): the GPU checks
   // that need the driver's answer then say nothing rather than guess.
   const probe::WorkerCapabilities* capabilities = nullptr;

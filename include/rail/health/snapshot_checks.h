@@ -30,6 +30,8 @@ struct Context {
   // The counters' samples across scrapes, for the windowed checks; every copy of a context shares
   // one history.
   std::shared_ptr<CounterHistory> counter_history = std::make_shared<CounterHistory>();
+  // Each rail's LLDP neighbours across scrapes (rail_cabling's change verdict); shared likewise.
+  std::shared_ptr<NeighborHistory> neighbor_history = std::make_shared<NeighborHistory>();
   // The time of those samples; null: the steady clock.
   const base::Clock* clock = nullptr;
   // Whether an evaluation samples the counters into the history itself: the default, for doctor

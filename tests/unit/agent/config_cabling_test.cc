@@ -27,6 +27,15 @@ TEST(ConfigCablingTest, LayoutAndSwitchPatterns) {
                    .health.cabling.rail_optimized);
 }
 
+TEST(ConfigCablingTest, ChangeWindow) {
+  EXPECT_EQ(health::Cabling{}.change_window, base::Duration(std::chrono::minutes(15)));
+  EXPECT_EQ(ParseConfig("health:\n  cabling: {change_window: 2h}\n", "test.yaml")
+                .health.cabling.change_window,
+            base::Duration(std::chrono::hours(2)));
+  EXPECT_THAT(ErrorOf("health:\n  cabling: {change_window: soon}\n"),
+              HasSubstr("health.cabling.change_window"));
+}
+
 TEST(ConfigCablingTest, RefusesWhatItCannotJudgeBy) {
   EXPECT_THAT(ErrorOf("health:\n  cabling: {layout: spine}\n"),
               HasSubstr("health.cabling.layout: expected rail-optimized or any, not 'spine'"));

@@ -1,10 +1,14 @@
 // rail_cabling on given neighbours: two rails on one switch port always fail, two rails on one
-// switch fail a rail-optimized layout, a switch name outside its rail's pattern fails, and a
-// rail without a known neighbour is held back only when a layout is configured.
+// switch fail a rail-optimized layout, a switch name outside its rail's pattern fails, a rail
+// whose neighbour changed fails for health.cabling.change_window, and a rail without a known
+// neighbour is held back only when a layout is configured.
 #include <gmock/gmock.h>
+
+#include <algorithm>
 
 #include "health/check_helpers.h"
 #include "health_fixture.h"
+#include "support/fake_clock.h"
 
 namespace rail::health::test {
 namespace {
@@ -120,6 +124,55 @@ TEST(RailCablingTest, UnknownNeighbourIsHeldBackUnderALayout) {
   EXPECT_TRUE(results[0].held_back);
   EXPECT_EQ(results[0].reason,
             "no LLDP neighbour known (no_lldpd): no lldpd listens on /run/lldpd.socket");
+}
+
+// Readings of one rail over time, each judged as a scrape would: the history observes, then the
+// check reads it.
+struct Readings {
+  std::optional<CheckResult> Judge(const inventory::RailNeighbors& rail) {
+    const std::vector<inventory::RailNeighbors> neighbors{rail};
+    history.Observe(neighbors, clock.Now());
+    HealthInputs inputs;
+    inputs.neighbors = &neighbors;
+    inputs.neighbor_history = &history;
+    inputs.now = clock.Now();
+    std::vector<CheckResult> out;
+    detail::CheckRailCabling(inputs, out);
+    return Find(out, "rail_cabling", rail.rail);
+  }
+  ::rail::test::FakeClock clock;
+  NeighborHistory history;
+};
+
+TEST(RailCablingTest, ANeighbourThatChangedFailsForTheChangeWindowNamingTheOldPort) {
+  Readings readings;
+  EXPECT_TRUE(readings.Judge(Heard("rail1", "leaf-rail1", "bb", "Ethernet1/2"))->ok);
+  readings.clock.Advance(std::chrono::minutes(1));
+  const auto moved = Heard("rail1", "leaf-rail0", "aa", "Ethernet1/2");
+  const auto verdict = readings.Judge(moved);
+  EXPECT_FALSE(verdict->ok);
+  EXPECT_EQ(verdict->reason,
+            "rail1 lands on leaf-rail0 port Ethernet1/2: its neighbour changed 0 s ago, from "
+            "leaf-rail1 port Ethernet1/2 (a re-cabling or a failover; judged for "
+            "health.cabling.change_window)");
+  readings.clock.Advance(std::chrono::minutes(14));
+  EXPECT_FALSE(readings.Judge(moved)->ok);
+  readings.clock.Advance(std::chrono::minutes(1));  // the default window, 15 min, is over
+  EXPECT_TRUE(readings.Judge(moved)->ok);
+}
+
+TEST(RailCablingTest, SilenceAndLldpdsOrderAreNoChange) {
+  Readings readings;
+  auto both = Heard("rail0", "leaf-a", "aa", "Ethernet1/1");
+  both.announcements.push_back(Heard("rail0", "leaf-b", "bb", "Ethernet1/1").announcements[0]);
+  EXPECT_TRUE(readings.Judge(both)->ok);
+  readings.Judge(Unheard("rail0"));  // the TTL ran out: nothing heard is no new port
+  std::reverse(both.announcements.begin(), both.announcements.end());
+  EXPECT_TRUE(readings.Judge(both)->ok);
+  const auto verdict = readings.Judge(Heard("rail0", "leaf-b", "bb", "Ethernet1/1"));
+  EXPECT_FALSE(verdict->ok);
+  EXPECT_THAT(verdict->reason,
+              ::testing::HasSubstr("from leaf-a port Ethernet1/1 and leaf-b port Ethernet1/1"));
 }
 
 }  // namespace
