@@ -2,8 +2,8 @@
 discovery and the probe plan of the agents.
 
 The fleet records of deploy/prometheus/rail_rules.yml (fleet_peer_rail:*, fleet_rail:*, fleet:*,
-fleet_rail_switch:*) aggregate across hosts and have no instance label: they are selected by rail only. The agents'
-own rail_fleet_* families are selected by instance like every other query.
+fleet_rail_switch:*) aggregate across hosts and have no instance label: they are selected by rail
+only. The agents' own rail_fleet_* families are selected by instance like every other query.
 """
 
 from generator.panels import (

@@ -12,8 +12,8 @@ For tests that evaluate the dashboards' queries against a real Prometheus:
 `needs` names what a query needs beyond a scraped agent and the recording rules: "rdma" (RDMA
 ports: the lab's veth rails have none), "bond", "probe" and "probe:<kind>" (results of that
 probe kind), "health" (rail_check_ok), "traffic" (bytes moving: the share rules have no series
-while a host is idle), "fleet" (agents with a `fleet` section: rail_fleet_*), "lldp" (rails whose neighbour lldpd knows:
-rail_link_neighbor_*, and the cabling records on them), and three that are
+while a host is idle), "fleet" (agents with a `fleet` section: rail_fleet_*), "lldp" (rails whose
+neighbour lldpd knows: rail_link_neighbor_*, and the cabling records on them), and three that are
 empty on a healthy host: "probe_errors", "failing_check" and "sick" (fleet_rail:sick, a series
 per sick rail index only).
 
