@@ -19,7 +19,7 @@ What it shows:
 * after `scripts/lab recable a 1 0` (host a's rail 1 port moved to rail 0's bridge, whose leaf
   announces it), RailMiscabled fires for (a, rail1) alone, with system_name leaf-rail0, the
   chassis id host a's agent reads for it and expected_rail rail0; no other (instance, rail) is
-  ever pending or firing;
+  ever pending or firing; the description names no switch of rail1 (2 hosts left on leaf-rail1);
 * after `recable a 1 1` it resolves (once leaf-rail0's announcement on that port expired: TTL 4 s).
 """
 
@@ -140,6 +140,12 @@ class LabLldpPrometheusTest(lab.LabTestCase):
             (alert,) = self.prometheus.alerts("RailMiscabled")
             self.assertEqual(alert["annotations"]["summary"],
                              "Rail rail1 of a lands on leaf-rail0, a switch of rail0")
+            # rail1 has 2 hosts on leaf-rail1 now, fewer than 3: no switch of rail1 to name.
+            self.assertEqual(alert["annotations"]["description"], (
+                "Rail rail1 of a lands on switch leaf-rail0 (chassis %s), where 3 hosts' rail0 "
+                "lands, more than half of the switch's ports, for 15 minutes (LLDP, "
+                "rail_link_neighbor_info). Its traffic goes through the spine, or to the wrong "
+                "plane." % chassis))
         finally:
             back = time.monotonic()
             self.lab.script("recable", "a", 1, 1)
