@@ -10,9 +10,9 @@ tests/e2e/dashboards_test.py fails when the files and the generator disagree.
 
 Every query selects with `instance=~"$instance"` (and `rail=~"$rail"` where it has rails) and
 reads only the metrics rail_exporter exports and the recording rules of
-deploy/prometheus/rail_rules.yml; the fleet records (fleet_peer_rail:*, fleet_rail:*, fleet:*)
-aggregate across hosts, have no instance label and are selected by rail only. Only the standard
-library.
+deploy/prometheus/rail_rules.yml; the fleet records (fleet_peer_rail:*, fleet_rail:*, fleet:*,
+fleet_rail_switch:*) aggregate across hosts, have no instance label and are selected by rail
+only. Only the standard library.
 """
 
 import argparse

@@ -1,9 +1,9 @@
 """Fleet: every host's rails as their probers see them against the fleet, per rail index;
 discovery and the probe plan of the agents.
 
-The fleet records of deploy/prometheus/rail_rules.yml (fleet_peer_rail:*, fleet_rail:*, fleet:*)
-aggregate across hosts and have no instance label: they are selected by rail only. The agents'
-own rail_fleet_* families are selected by instance like every other query.
+The fleet records of deploy/prometheus/rail_rules.yml (fleet_peer_rail:*, fleet_rail:*, fleet:*,
+fleet_rail_switch:*) aggregate across hosts and have no instance label: they are selected by rail
+only. The agents' own rail_fleet_* families are selected by instance like every other query.
 """
 
 from generator.panels import (
@@ -94,6 +94,22 @@ def rails_panels():
         (ratio, 12, 12), (verdict, 12, 12),
         (median, 12, 8), (line_rate, 12, 8),
         (sick_share, 24, 7),
+    ]
+
+
+def cabling_panels():
+    switches = matrix(
+        "Rails x switches",
+        "One row per switch (its LLDP system name), one column per rail: how many hosts' rail "
+        "lands on the switch (fleet_rail_switch:hosts:count, from rail_link_neighbor_info). In a "
+        "rail-optimized fabric each switch has one column filled; a second number in a row is a "
+        "host cabled to the wrong leaf (RailMiscabled names it once 3 or more hosts make the "
+        "switch's rail). Rails with no neighbour known are not counted.",
+        "sum by (system_name, rail) (fleet_rail_switch:hosts:count{%s})" % RAIL,
+        "system_name", "rail", "none", ("blue",))
+    return [
+        (row("Cabling"), 24, 1),
+        (switches, 24, 8),
     ]
 
 
@@ -226,6 +242,7 @@ def fleet():
     return dashboard(
         "rail-exporter-fleet", "Rail exporter / Fleet",
         "Every host's rails as the agents that probe them see them, against the fleet's median "
-        "per rail index: hosts x rails, sick hosts and sick rail indexes, worst round trips; "
+        "per rail index: hosts x rails, sick hosts and sick rail indexes, the switches each rail "
+        "lands on, worst round trips; "
         "the agents' discovery sources and probe plan.",
-        rails_panels() + latency_panels() + discovery_panels())
+        rails_panels() + cabling_panels() + latency_panels() + discovery_panels())

@@ -12,7 +12,8 @@ For tests that evaluate the dashboards' queries against a real Prometheus:
 `needs` names what a query needs beyond a scraped agent and the recording rules: "rdma" (RDMA
 ports: the lab's veth rails have none), "bond", "probe" and "probe:<kind>" (results of that
 probe kind), "health" (rail_check_ok), "traffic" (bytes moving: the share rules have no series
-while a host is idle), "fleet" (agents with a `fleet` section: rail_fleet_*), and three that are
+while a host is idle), "fleet" (agents with a `fleet` section: rail_fleet_*), "lldp" (rails whose
+neighbour lldpd knows: rail_link_neighbor_*, and the cabling records on them), and three that are
 empty on a healthy host: "probe_errors", "failing_check" and "sick" (fleet_rail:sick, a series
 per sick rail index only).
 
@@ -50,6 +51,9 @@ _NEEDS_BY_PREFIX = (
     ("rail:probe_", "probe"),
     ("peer:rail_probe_", "probe"),
     ("rail_fleet_", "fleet"),
+    ("rail_link_neighbor", "lldp"),
+    ("fleet_rail_switch:", "lldp"),
+    ("fleet_switch:", "lldp"),
     ("fleet_rail:sick_", "probe"),
     ("fleet_rail:sick", "sick"),
     ("fleet_peer_rail:", "probe"),

@@ -113,10 +113,13 @@ RECORDED_LABELS = {  # deploy/prometheus/rail_rules.yml: what each recording rul
     "fleet_peer_rail:": {"cluster", "kind", "peer", "rail", "size", "streams"},
     "fleet_rail:": {"cluster", "kind", "rail", "size", "streams", "problem"},
     "fleet:": {"cluster"},
+    "fleet_rail_switch:": {"cluster", "rail", "chassis_id", "system_name"},
+    "fleet_switch:": {"cluster", "rail", "chassis_id", "system_name"},
 }
 # Records that aggregate across hosts: no instance label (job and cluster kept), so a query
 # selects them by rail, not by instance.
-ACROSS_HOSTS = ("fleet_peer_rail:", "fleet_rail:", "fleet:")
+ACROSS_HOSTS = ("fleet_peer_rail:", "fleet_rail:", "fleet:", "fleet_rail_switch:",
+                "fleet_switch:")
 PROBE_KINDS = {"ucx_throughput", "ucx_rtt", "multirail_capacity", "ucx_multirail_throughput",
                "tcp_throughput", "tcp_rtt"}
 RTT_STATS = {"min", "p50", "p90", "p99", "p99.9", "max"}
@@ -295,7 +298,7 @@ class DashboardStructureTest(unittest.TestCase):
 
     def test_expression_needs(self):
         known = {"rdma", "bond", "probe", "probe_errors", "health", "failing_check", "traffic",
-                 "fleet", "sick"}
+                 "fleet", "sick", "lldp"}
         for e in self.expressions:
             with self.subTest(dashboard=e.dashboard, panel=e.panel_title, ref=e.ref_id):
                 plain = {n for n in e.needs if not n.startswith("probe:")}
@@ -307,6 +310,8 @@ class DashboardStructureTest(unittest.TestCase):
         self.assertIn("bond", by_ref[("rail-tcp-bond.json", "Bonds", "A")])
         self.assertEqual(by_ref[("rail-fleet.json", "Targets per discovery source", "A")],
                          frozenset({"fleet"}))
+        self.assertEqual(by_ref[("rail-fleet.json", "Rails x switches", "A")],
+                         frozenset({"lldp"}))
 
     _known = None
 

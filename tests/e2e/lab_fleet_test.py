@@ -89,6 +89,9 @@ FLEET_DASHBOARD = "rail-fleet.json"
 FLEET_DASHBOARD_NO_DATA = {
     "increase(rail_fleet_discovery_errors_total{instance=~\".*\"}[30s])) > 0":
         "the errors of discovery sources, and the lab's file_sd file never fails",
+    "fleet_rail_switch:hosts:count":
+        "no lldpd in the fleet lab (scripts/lab lldp-up is not run): e2e_lab_lldp_prometheus "
+        "has the rails x switches panel's data",
 }
 DISCOVERY_TIMEOUT = 30.0  # seconds for every agent to have read the file_sd file and planned
 PLAN_TIMEOUT = 60.0  # seconds for every planned pair of every kind to have a result
