@@ -68,13 +68,9 @@ class KernelStatisticsSource final : public StatisticsSource {
     const int error = Count(netdev, &count, ETH_SS_PRIV_FLAGS);
     if (error == EOPNOTSUPP) return std::vector<PrivateFlag>{};
     if (error != 0 || count > 32) return std::nullopt;
-    auto strings_buffer =
-        RequestBuffer(sizeof(ethtool_gstrings), count + kHeadroom, ETH_GSTRING_LEN);
-    auto* strings = reinterpret_cast<ethtool_gstrings*>(strings_buffer.data());
-    strings->cmd = ETHTOOL_GSTRINGS;
-    strings->string_set = ETH_SS_PRIV_FLAGS;
-    strings->len = count;
-    if (socket_.Command(netdev, strings) != 0 || strings->len != count) return std::nullopt;
+    std::vector<std::uint64_t> strings_buffer;
+    if (Strings(netdev, ETH_SS_PRIV_FLAGS, count, &strings_buffer) != 0) return std::nullopt;
+    const auto* strings = reinterpret_cast<const ethtool_gstrings*>(strings_buffer.data());
     ethtool_value bits{};
     bits.cmd = ETHTOOL_GPFLAGS;
     if (socket_.Command(netdev, &bits) != 0) return std::nullopt;
@@ -111,18 +107,27 @@ class KernelStatisticsSource final : public StatisticsSource {
     return *count == 0 ? EOPNOTSUPP : 0;
   }
 
+  // The `count` names of string set `set` (ETH_GSTRING_LEN bytes each) into `buffer`, an
+  // ethtool_gstrings; 0, the errno, or EAGAIN when the set changed size since it was counted.
+  int Strings(const std::string& netdev, std::uint32_t set, std::uint32_t count,
+              std::vector<std::uint64_t>* buffer) const {
+    *buffer = RequestBuffer(sizeof(ethtool_gstrings), count + kHeadroom, ETH_GSTRING_LEN);
+    auto* strings = reinterpret_cast<ethtool_gstrings*>(buffer->data());
+    strings->cmd = ETHTOOL_GSTRINGS;
+    strings->string_set = set;
+    strings->len = count;
+    if (const int error = socket_.Command(netdev, strings); error != 0) return error;
+    return strings->len == count ? 0 : EAGAIN;
+  }
+
   int ReadOnce(const std::string& netdev, EthtoolStatistics* out) const {
     std::uint32_t count = 0;
     if (const int error = Count(netdev, &count); error != 0) return error;
-
-    auto strings_buffer =
-        RequestBuffer(sizeof(ethtool_gstrings), count + kHeadroom, ETH_GSTRING_LEN);
-    auto* strings = reinterpret_cast<ethtool_gstrings*>(strings_buffer.data());
-    strings->cmd = ETHTOOL_GSTRINGS;
-    strings->string_set = ETH_SS_STATS;
-    strings->len = count;
-    if (const int error = socket_.Command(netdev, strings); error != 0) return error;
-    if (strings->len != count) return EAGAIN;
+    std::vector<std::uint64_t> strings_buffer;
+    if (const int error = Strings(netdev, ETH_SS_STATS, count, &strings_buffer); error != 0) {
+      return error;
+    }
+    const auto* strings = reinterpret_cast<const ethtool_gstrings*>(strings_buffer.data());
 
     auto stats_buffer = RequestBuffer(sizeof(ethtool_stats), count + kHeadroom, sizeof(__u64));
     auto* stats = reinterpret_cast<ethtool_stats*>(stats_buffer.data());
