@@ -129,13 +129,13 @@ void Agent::StartWeb() {
 
 void Agent::Stop() {
   started_ = false;
+  if (!probing_) return;  // started first: without it nothing else was
   // One deadline for the whole stop, handed to every part that waits.
-  const auto by =
-      base::Deadline::After(clock_ ? *clock_ : base::SystemClock(), probing::kStopDeadline);
+  const auto by = probing_->StopDeadline();
   if (web_) web_->Stop(by);
   web_.reset();  // no scrape, landing page or reload runs past here
   if (fabric_sampler_) fabric_sampler_->Stop();
-  if (probing_) probing_->Stop(by);
+  probing_->Stop(by);
 }
 
 std::vector<int> Agent::ListeningPorts() const {

@@ -15,6 +15,11 @@ namespace rail::collectors::detail {
 using Labels = std::vector<prometheus::ClientMetric::Label>;
 
 // `labels` and one more, allocated once at their final size.
+inline Labels With(Labels labels, const Labels& more) {
+  labels.insert(labels.end(), more.begin(), more.end());
+  return labels;
+}
+
 inline Labels With(const Labels& labels, const char* name, std::string value) {
   Labels out;
   out.reserve(labels.size() + 1);

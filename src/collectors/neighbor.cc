@@ -7,6 +7,7 @@ namespace rail::collectors {
 namespace {
 
 using detail::Labels;
+using detail::With;
 
 class NeighborFamilies {
  public:
@@ -32,11 +33,6 @@ class NeighborFamilies {
   }
 
  private:
-  static Labels With(Labels labels, const Labels& more) {
-    labels.insert(labels.end(), more.begin(), more.end());
-    return labels;
-  }
-
   detail::FamilyBuilder source_ = detail::Gauge(
       "rail_link_neighbor_source_info",
       "Why the rail's LLDP neighbour is or is not known: state=\"ok\" (lldpd heard it), "

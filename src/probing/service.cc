@@ -222,8 +222,12 @@ void ProbingService::ApplyPlanLocked(const ProbingConfig& config,
   spdlog::info("scheduled {} probe job(s) over {} rail(s)", jobs, rails.size());
 }
 
+base::Deadline ProbingService::StopDeadline() const {
+  return base::Deadline::After(clock_, kStopDeadline);
+}
+
 void ProbingService::Stop() {
-  Stop(base::Deadline::After(clock_, kStopDeadline));
+  Stop(StopDeadline());
 }
 
 void ProbingService::Stop(const base::Deadline& by) {

@@ -77,7 +77,9 @@ class ProbingService {
   // worker (waited for). Whatever still waits at `by` (a worker call, the worker's exit) ends
   // then. Idempotent.
   void Stop(const base::Deadline& by);
-  void Stop();  // by kStopDeadline from now, on the service's clock
+  void Stop();  // by StopDeadline()
+  // kStopDeadline from now on the service's clock: the one deadline of the agent's whole stop.
+  base::Deadline StopDeadline() const;
 
   // A reload: applies `next` when only reloadable settings differ (peers, probes, fleet,
   // budget), keeping the series of the probes still planned. nullopt when applied; otherwise

@@ -23,19 +23,19 @@ ProbeWorker::~ProbeWorker() {
 
 bool ProbeWorker::Start(std::string* error, const std::atomic<bool>* abandon) {
   impl_->thread = std::thread([impl = impl_.get()] { impl->Supervise(); });
-  const auto give_up = base::Deadline::After(
+  auto give_up = base::Deadline::After(
       impl_->clock, impl_->options.policy.start_timeout + std::chrono::seconds(1));
+  // `abandon` is set by a thread that cannot notify this wait: the deadline looks at it.
+  if (abandon != nullptr) give_up = give_up.OrWhenSet(*abandon);
   std::unique_lock lock(impl_->mutex);
-  // `abandon` is set by a thread that cannot notify this wait: it is looked at every slice.
-  constexpr std::chrono::milliseconds kAbandonSlice{100};
   while (impl_->status.state == WorkerState::kStarting && !give_up.Passed()) {
-    if (abandon != nullptr && abandon->load()) {
-      *error = "abandoned while starting: the agent is stopping";
-      return false;
-    }
-    impl_->changed.wait_for(lock, std::min<base::Duration>(kAbandonSlice, give_up.BlockFor()));
+    impl_->changed.wait_for(lock, give_up.BlockFor());
   }
   if (impl_->status.state == WorkerState::kRunning) return true;
+  if (give_up.Abandoned()) {
+    *error = "abandoned while starting: the agent is stopping";
+    return false;
+  }
   *error = impl_->status.detail.empty() ? "the probe worker did not start" : impl_->status.detail;
   return false;
 }
@@ -138,7 +138,7 @@ ProbeWorker::Reply ProbeWorker::Call(nlohmann::json request, std::chrono::millis
     }
     // `cancel` is set by a thread that cannot notify this wait: it is looked at every slice.
     impl_->changed.wait_for(
-        lock, std::min<base::Duration>(deadline.BlockFor(), std::chrono::milliseconds(100)));
+        lock, std::min<base::Duration>(deadline.BlockFor(), base::Deadline::kAbandonSlice));
   }
 }
 
@@ -175,7 +175,6 @@ std::optional<ProbeWorker::Reply> ProbeWorker::Impl::AwaitRestart(
   }
   const base::Deadline give_up(clock, now + bound);
   // `cancel` is set by a thread that cannot notify this wait: it is looked at every slice.
-  constexpr std::chrono::milliseconds kCancelSlice{100};
   while (!channel) {
     if (status.state == WorkerState::kCrashLoop) {
       return Reply{false, nullptr, kCrashLoopReason, status.detail};
@@ -186,7 +185,8 @@ std::optional<ProbeWorker::Reply> ProbeWorker::Impl::AwaitRestart(
                    "the agent ended the run while it waited for the probe worker"};
     }
     if (give_up.Passed()) return NotBack(bound, may_wait);
-    changed.wait_for(lock, std::min<base::Duration>(give_up.BlockFor(), kCancelSlice));
+    changed.wait_for(lock,
+                     std::min<base::Duration>(give_up.BlockFor(), base::Deadline::kAbandonSlice));
   }
   return std::nullopt;
 }
