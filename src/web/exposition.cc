@@ -3,12 +3,75 @@
 #include <prometheus/text_serializer.h>
 #include <zlib.h>
 
+#include <array>
+#include <cstring>
 #include <sstream>
 #include <stdexcept>
 
 namespace rail::web::detail {
 
-std::string RenderExposition(const std::vector<std::weak_ptr<prometheus::Collectable>>& metrics) {
+namespace {
+
+template <typename T>
+void AppendBytes(const T& value, std::string* input) {
+  input->append(reinterpret_cast<const char*>(&value), sizeof(value));
+}
+
+// Length first, so that ("ab", "c") and ("a", "bc") differ.
+void AppendString(const std::string& text, std::string* input) {
+  AppendBytes(text.size(), input);
+  input->append(text);
+}
+
+// Every field of every sample, whatever the family's type: a field the serializer does not
+// write can only make an unchanged family look changed, never the reverse. The fixed-size fields
+// go in one append.
+void AppendSample(const prometheus::ClientMetric& sample, std::string* input) {
+  std::array<char, 128> fixed{};
+  std::size_t used = 0;
+  const auto put = [&](const auto& value) {
+    std::memcpy(fixed.data() + used, &value, sizeof(value));
+    used += sizeof(value);
+  };
+  put(sample.label.size());
+  put(sample.counter.value);
+  put(sample.gauge.value);
+  put(sample.untyped.value);
+  put(sample.timestamp_ms);
+  put(sample.summary.sample_count);
+  put(sample.summary.sample_sum);
+  put(sample.summary.quantile.size());
+  put(sample.histogram.sample_count);
+  put(sample.histogram.sample_sum);
+  put(sample.histogram.bucket.size());
+  input->append(fixed.data(), used);
+  for (const auto& label : sample.label) {
+    AppendString(label.name, input);
+    AppendString(label.value, input);
+  }
+  for (const auto& quantile : sample.summary.quantile) {
+    AppendBytes(quantile.quantile, input);
+    AppendBytes(quantile.value, input);
+  }
+  for (const auto& bucket : sample.histogram.bucket) {
+    AppendBytes(bucket.cumulative_count, input);
+    AppendBytes(bucket.upper_bound, input);
+  }
+}
+
+XXH128_hash_t DigestOf(const prometheus::MetricFamily& family, std::string* input) {
+  input->clear();
+  AppendString(family.name, input);
+  AppendString(family.help, input);
+  AppendBytes(family.type, input);
+  AppendBytes(family.metric.size(), input);
+  for (const auto& sample : family.metric) AppendSample(sample, input);
+  return XXH3_128bits(input->data(), input->size());
+}
+
+}  // namespace
+
+std::string Exposition::Render(const std::vector<std::weak_ptr<prometheus::Collectable>>& metrics) {
   std::vector<prometheus::MetricFamily> families;
   for (const auto& weak : metrics) {
     const std::shared_ptr<prometheus::Collectable> collectable = weak.lock();
@@ -17,9 +80,42 @@ std::string RenderExposition(const std::vector<std::weak_ptr<prometheus::Collect
     families.insert(families.end(), std::make_move_iterator(collected.begin()),
                     std::make_move_iterator(collected.end()));
   }
-  std::ostringstream text;
-  prometheus::TextSerializer().Serialize(text, families);
-  return std::move(text).str();
+  const std::lock_guard lock(mutex_);
+  std::unordered_map<std::string, Kept> kept_next;
+  kept_next.reserve(families.size());
+  std::string text;
+  text.reserve(last_size_);
+  for (auto& family : families) Append(std::move(family), &kept_next, &text);
+  kept_ = std::move(kept_next);
+  last_size_ = text.size();
+  return text;
+}
+
+// Appends the family's text: the kept one when the family is unchanged, else prometheus-cpp's
+// afresh. Taken out of kept_ either way, so a name that comes twice in one scrape is written twice.
+void Exposition::Append(prometheus::MetricFamily family,
+                        std::unordered_map<std::string, Kept>* kept_next, std::string* text) {
+  const XXH128_hash_t digest = DigestOf(family, &digest_input_);
+  auto node = kept_.extract(family.name);
+  if (!node.empty() && XXH128_isEqual(node.mapped().digest, digest)) {
+    text->append(node.mapped().text);
+    kept_next->insert(std::move(node));
+    return;
+  }
+  std::string name = family.name;
+  std::vector<prometheus::MetricFamily> one;
+  one.push_back(std::move(family));
+  std::ostringstream out;
+  prometheus::TextSerializer().Serialize(out, one);
+  ++families_written_;
+  Kept& fresh = (*kept_next)[std::move(name)];
+  fresh = Kept{digest, std::move(out).str()};
+  text->append(fresh.text);
+}
+
+std::size_t Exposition::families_written() const {
+  const std::lock_guard lock(mutex_);
+  return families_written_;
 }
 
 namespace {

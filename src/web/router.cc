@@ -116,7 +116,7 @@ HttpResponse Router::AnswerLandingPage(const HttpRequest& request) const {
 
 HttpResponse Router::AnswerMetrics(const HttpRequest& request) const {
   if (!IsReadOnly(request)) return MethodNotAllowed("GET, HEAD");
-  HttpResponse response = Plain(200, RenderExposition(routes_.metrics));
+  HttpResponse response = Plain(200, exposition_.Render(routes_.metrics));
   response.content_type = "text/plain; version=0.0.4; charset=utf-8";
   if (AcceptsGzip(request.accept_encoding)) {
     response.body = Gzip(response.body);

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "basic_auth.h"
+#include "exposition.h"
 #include "http_message.h"
 
 namespace rail::web::detail {
@@ -55,6 +56,7 @@ class Router {
 
   const Routes routes_;
   const AuthFailureCounters auth_failures_;
+  mutable Exposition exposition_;  // keeps the families' text between scrapes; locks itself
   std::atomic<bool> stopping_{false};
 };
 

@@ -59,7 +59,7 @@ EXTERNAL_HEADERS = {
     "CLI/": {MAIN},
     "openssl/": {"peer", "web"},
     # fleet: DNS discovery, the plan's hash, Kubernetes discovery
-    "ares.h": {"fleet"}, "ares_": {"fleet"}, "xxhash.h": {"fleet"}, "curl/": {"fleet"},
+    "ares.h": {"fleet"}, "ares_": {"fleet"}, "xxhash.h": {"fleet", "web"}, "curl/": {"fleet"},
     "libmnl/": {"nic"},  # netlink
     "lldpctl.h": {"lldp"}, "lldp-const.h": {"lldp"},  # lldpd's client library
 }
@@ -72,7 +72,7 @@ EXTERNAL_LIBRARIES = {
     "CLI11::": {MAIN},
     "OpenSSL::": {"peer", "web"},
     "PkgConfig::IBVERBS": {PROBE_UCX, "gpu"},
-    "PkgConfig::CARES": {"fleet"}, "PkgConfig::XXHASH": {"fleet"}, "PkgConfig::CURL": {"fleet"},
+    "PkgConfig::CARES": {"fleet"}, "PkgConfig::XXHASH": {"fleet", "web"}, "PkgConfig::CURL": {"fleet"},
     "PkgConfig::MNL": {"nic"},
     "PkgConfig::LLDPCTL": {"lldp"},
 }
