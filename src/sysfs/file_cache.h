@@ -38,9 +38,13 @@
 // later (on /sys, where a new file leaves the directory's identity as it was, exactly that).
 // Listed directories are kept open the same way (a listing from offset 0 is the directory as it
 // is now), and IsDirectory()/Exists() of a directory looked at within the interval need no
-// stat(). What is read is unchanged: every file that exists and every listing asked for is read
-// every time. Costs: the cached descriptors count against RLIMIT_NOFILE (the cache takes at most
-// half the soft limit, and gives everything back when an open() fails with EMFILE), they show up in
+// stat(). An attribute group (ListAttributeGroup: counters/, hw_counters/, statistics/, whose
+// entries the kernel creates with the directory and never changes) is listed once and its names
+// kept with its descriptor, which goes when the path leads elsewhere (a re-created device is a
+// new kernfs directory). Every other read is unchanged: every file that exists and every other
+// listing asked for is read every time. Costs: the cached descriptors count against
+// RLIMIT_NOFILE (the cache takes at most half the soft limit, and gives everything back when an
+// open() fails with EMFILE), they show up in
 // process_open_fds, and each read sysfs file pins its seq_file page in the kernel: ~4.5 KiB of
 // unreclaimable slab per cached file, ~16 MiB for the 16-device bench tree. Files that fail to
 // read are never cached, so they cost a full open every time, as before.
@@ -98,6 +102,9 @@ class RootedFilesystem::FileCache {
     std::uint64_t last_used = 0;
     std::atomic<bool> leased{false};
     std::string_view path;  // the map's key
+    // A directory listed by ListAttributeGroup: its sorted names, written under the lease.
+    bool listed = false;
+    std::vector<std::string> listing;
     // The file looked up after this one last time, valid while successor_epoch == epoch_: a
     // scrape asks for the same paths in the same order, and following the chain touches less
     // memory than hashing a path and walking a bucket, which is most of what a lookup costs

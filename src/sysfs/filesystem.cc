@@ -166,6 +166,31 @@ int RootedFilesystem::ListDirectory(std::string_view relative_path,
   return 0;
 }
 
+int Filesystem::ListAttributeGroup(std::string_view relative_path,
+                                   std::vector<std::string>* names) const {
+  return ListDirectory(relative_path, names);
+}
+
+// The first listing opens the directory (ListDirectory), the second lists it on the kept
+// descriptor and keeps the names, the later ones copy them.
+int RootedFilesystem::ListAttributeGroup(std::string_view relative_path,
+                                         std::vector<std::string>* names) const {
+  const std::string_view key = StripSlashes(relative_path);
+  if (cache_ && WorthCaching(key) && ReadCached(key, true, [&](FileCache::File& file) {
+        if (!file.listed) {
+          const int error = ReadNames(file.fd.get(), &file.listing);
+          if (error != 0) return error;
+          std::sort(file.listing.begin(), file.listing.end());
+          file.listed = true;
+        }
+        *names = file.listing;
+        return 0;
+      })) {
+    return 0;
+  }
+  return ListDirectory(relative_path, names);
+}
+
 bool RootedFilesystem::IsDirectory(std::string_view relative_path) const {
   const std::string_view key = StripSlashes(relative_path);
   if (cache_ && cache_->VouchesForDirectory(key)) return true;

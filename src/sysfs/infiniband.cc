@@ -76,7 +76,7 @@ void ReadPmaCounters(const Filesystem& fs, const std::string& port_dir, Infiniba
                      ReadErrors& errors) {
   const std::string counters_dir = JoinPath(port_dir, "counters");
   const std::string ext_dir = JoinPath(port_dir, "counters_ext");
-  const auto present = detail::ListNames(fs, counters_dir, errors, Presence::kOptional);
+  const auto present = detail::ListAttributeNames(fs, counters_dir, errors, Presence::kOptional);
   std::vector<std::string> ext_present;
   const int ext_error = fs.ListDirectory(ext_dir, &ext_present);
   if (ext_error != 0 && ext_error != ENOENT) errors.AddErrno(ext_dir, ext_error);
@@ -104,7 +104,7 @@ void ReadPmaCounters(const Filesystem& fs, const std::string& port_dir, Infiniba
 void ReadHwCounters(const Filesystem& fs, const std::string& port_dir, InfinibandPort& port,
                     ReadErrors& errors) {
   const std::string dir = JoinPath(port_dir, "hw_counters");
-  for (const std::string& name : detail::ListNames(fs, dir, errors, Presence::kOptional)) {
+  for (const std::string& name : detail::ListAttributeNames(fs, dir, errors, Presence::kOptional)) {
     auto value =
         detail::ReadParsed(fs, JoinPath(dir, name), errors, Presence::kOptional, ParseUnsigned);
     if (value) port.hw_counters.emplace(name, *value);

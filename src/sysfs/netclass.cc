@@ -63,7 +63,8 @@ std::optional<NetDevice> ReadNetDevice(const Filesystem& sys, const std::string&
 
   if (!options.statistics) return device;
   const std::string stats_dir = JoinPath(dir, "statistics");
-  for (const std::string& stat : detail::ListNames(sys, stats_dir, errors, Presence::kOptional)) {
+  for (const std::string& stat :
+       detail::ListAttributeNames(sys, stats_dir, errors, Presence::kOptional)) {
     auto value = detail::ReadParsed(sys, JoinPath(stats_dir, stat), errors, Presence::kOptional,
                                     ParseUnsigned);
     if (value) device.statistics.emplace(stat, *value);

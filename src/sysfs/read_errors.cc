@@ -83,13 +83,30 @@ std::optional<std::string> ReadString(const Filesystem& fs, const std::string& p
   return std::string(TrimValue(*text));
 }
 
+namespace {
+
+std::vector<std::string> NamesOrNone(int error, std::vector<std::string> names,
+                                     const std::string& path, ReadErrors& errors,
+                                     Presence presence) {
+  if (error == 0) return names;
+  if (error != ENOENT || presence == Presence::kRequired) errors.AddErrno(path, error);
+  return {};
+}
+
+}  // namespace
+
 std::vector<std::string> ListNames(const Filesystem& fs, const std::string& path,
                                    ReadErrors& errors, Presence presence) {
   std::vector<std::string> names;
   const int error = fs.ListDirectory(path, &names);
-  if (error == 0) return names;
-  if (error != ENOENT || presence == Presence::kRequired) errors.AddErrno(path, error);
-  return {};
+  return NamesOrNone(error, std::move(names), path, errors, presence);
+}
+
+std::vector<std::string> ListAttributeNames(const Filesystem& fs, const std::string& path,
+                                            ReadErrors& errors, Presence presence) {
+  std::vector<std::string> names;
+  const int error = fs.ListAttributeGroup(path, &names);
+  return NamesOrNone(error, std::move(names), path, errors, presence);
 }
 
 void AddMalformed(ReadErrors& errors, const std::string& path, std::string_view text) {

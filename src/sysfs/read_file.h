@@ -33,6 +33,11 @@ std::optional<std::string> ReadString(const Filesystem& fs, const std::string& p
 std::vector<std::string> ListNames(const Filesystem& fs, const std::string& path,
                                    ReadErrors& errors, Presence presence);
 
+// ListNames of an attribute group (Filesystem::ListAttributeGroup): counters/, hw_counters/,
+// statistics/.
+std::vector<std::string> ListAttributeNames(const Filesystem& fs, const std::string& path,
+                                            ReadErrors& errors, Presence presence);
+
 void AddMalformed(ReadErrors& errors, const std::string& path, std::string_view text);
 
 // Reads and parses one value with `parse` (text -> std::optional<T>); text that does not parse

@@ -24,6 +24,13 @@ class Filesystem {
   virtual int ListDirectory(std::string_view relative_path,
                             std::vector<std::string>* names) const = 0;
 
+  // Lists an attribute group: a directory whose entries the kernel creates with it and never
+  // changes while it lives (a port's counters/ and hw_counters/, a netdev's statistics/), so an
+  // earlier listing may answer for as long as the path leads to the same directory. Otherwise
+  // as ListDirectory, which is the default.
+  virtual int ListAttributeGroup(std::string_view relative_path,
+                                 std::vector<std::string>* names) const;
+
   // True when the path exists (following symlinks) and is a directory.
   virtual bool IsDirectory(std::string_view relative_path) const = 0;
 
@@ -70,6 +77,10 @@ class RootedFilesystem final : public Filesystem {
 
   int ReadFile(std::string_view relative_path, std::string* contents) const override;
   int ListDirectory(std::string_view relative_path, std::vector<std::string>* names) const override;
+  // The listing is kept with the directory's cached descriptor and dropped with it: when the
+  // directory check finds the path leading to another directory (a device re-created).
+  int ListAttributeGroup(std::string_view relative_path,
+                         std::vector<std::string>* names) const override;
   bool IsDirectory(std::string_view relative_path) const override;
   bool Exists(std::string_view relative_path) const override;
   int ResolvePath(std::string_view relative_path, std::string* resolved) const override;

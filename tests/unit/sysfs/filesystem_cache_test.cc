@@ -66,8 +66,9 @@ class FileCacheTest : public ::testing::Test {
     char dir_template[] = "/tmp/rail-file-cache-test-XXXXXX";
     ASSERT_NE(::mkdtemp(dir_template), nullptr);
     root_ = new fs::path(dir_template);
-    for (const char* dir : {"inplace", "deleted", "replaced", "stale", "vanished/dev", "bound",
-                            "limit", "listing", "threads", "errors", "absent", "absent_check"}) {
+    for (const char* dir :
+         {"inplace", "deleted", "replaced", "stale", "vanished/dev", "bound", "limit", "listing",
+          "threads", "errors", "absent", "absent_check", "group", "regroup/dev/stats"}) {
       fs::create_directories(*root_ / dir);
     }
     WriteInPlace(*root_ / "inplace/value", "1\n");
@@ -83,6 +84,9 @@ class FileCacheTest : public ::testing::Test {
       WriteInPlace(*root_ / "limit" / std::to_string(i), std::to_string(i));
     }
     WriteInPlace(*root_ / "listing/a", "");
+    WriteInPlace(*root_ / "group/b", "");
+    WriteInPlace(*root_ / "group/a", "");
+    WriteInPlace(*root_ / "regroup/dev/stats/rx_bytes", "1\n");
     WriteInPlace(*root_ / "errors/value", "1\n");
     WriteInPlace(*root_ / "absent/value", "1\n");
     WriteInPlace(*root_ / "absent_check/value", "1\n");
@@ -237,6 +241,41 @@ TEST_F(FileCacheTest, CachedDirectoryListsEntriesAddedSince) {
   EXPECT_EQ(sys.ReadFile("listing", &contents), EISDIR);
   ASSERT_EQ(sys.ReadFile("listing/b", &contents), 0);
   EXPECT_EQ(sys.ListDirectory("listing/b", &names), ENOTDIR);
+}
+
+// An attribute group is listed on its kept descriptor once and then answered from the names
+// kept: an entry added since is unseen (the kernel never adds one), while ListDirectory sees it.
+TEST_F(FileCacheTest, AttributeGroupListingIsKeptWhileTheDirectoryLives) {
+  RootedFilesystem sys(root_->string(), CheckHourly());
+  std::vector<std::string> names;
+  for (int listing = 0; listing < 3; ++listing) {
+    ASSERT_EQ(sys.ListAttributeGroup("group", &names), 0);
+    EXPECT_THAT(names, ElementsAre("a", "b"));
+  }
+  WriteInPlace(*root_ / "group/c", "");
+  ASSERT_EQ(sys.ListAttributeGroup("group/", &names), 0);
+  EXPECT_THAT(names, ElementsAre("a", "b"));
+  ASSERT_EQ(sys.ListDirectory("group", &names), 0);
+  EXPECT_THAT(names, ElementsAre("a", "b", "c"));
+  EXPECT_EQ(sys.ListAttributeGroup("group/a", &names), ENOTDIR);
+  EXPECT_EQ(sys.ListAttributeGroup("group/missing", &names), ENOENT);
+}
+
+// A device re-created under the same name is a new directory: its group is listed afresh at the
+// directory's next look.
+TEST_F(FileCacheTest, AttributeGroupOfARecreatedDeviceIsListedAfresh) {
+  RootedFilesystem sys(root_->string(), CheckEveryRead());
+  std::vector<std::string> names;
+  for (int listing = 0; listing < 2; ++listing) {
+    ASSERT_EQ(sys.ListAttributeGroup("regroup/dev/stats", &names), 0);
+    EXPECT_THAT(names, ElementsAre("rx_bytes"));
+  }
+  fs::remove_all(*root_ / "regroup/dev");
+  EXPECT_EQ(sys.ListAttributeGroup("regroup/dev/stats", &names), ENOENT);
+  fs::create_directories(*root_ / "regroup/dev/stats");
+  WriteInPlace(*root_ / "regroup/dev/stats/tx_bytes", "2\n");
+  ASSERT_EQ(sys.ListAttributeGroup("regroup/dev/stats", &names), 0);
+  EXPECT_THAT(names, ElementsAre("tx_bytes"));
 }
 
 // A missing file in a directory of the cache is remembered as missing within the documented
