@@ -9,10 +9,10 @@
 namespace rail::collectors {
 namespace {
 
-bool Published(GidEntryScope scope, const sysfs::InfinibandPort& port, const sysfs::GidEntry& entry,
-               const std::optional<std::string>& ipv4) {
+bool Published(GidEntryScope scope, const sysfs::InfinibandPort& port,
+               const sysfs::GidEntry& entry) {
   if (scope == GidEntryScope::kAll || !port.IsEthernet()) return true;
-  return entry.type == sysfs::GidType::kRoceV2 && ipv4.has_value();
+  return entry.type == sysfs::GidType::kRoceV2 && entry.gid.IsIpv4Mapped();
 }
 
 class GidCollector final : public Collector {
@@ -36,15 +36,14 @@ class GidCollector final : public Collector {
       for (const auto& port : device.ports) {
         const std::string port_label = std::to_string(port.number);
         for (const auto& entry : port.gids) {
-          auto ipv4 = entry.gid.Ipv4();
-          if (!Published(scope, port, entry, ipv4)) continue;
+          if (!Published(scope, port, entry)) continue;
           info.Add({{"device", device.name},
                     {"port", port_label},
                     {"index", std::to_string(entry.index)},
                     {"gid", entry.gid.ToString()},
                     {"type", entry.type ? sysfs::GidTypeLabel(*entry.type) : ""},
                     {"netdev", entry.netdev.value_or("")},
-                    {"ipv4", std::move(ipv4).value_or("")}},
+                    {"ipv4", entry.gid.Ipv4().value_or("")}},
                    1);
         }
         count.Add({{"device", device.name}, {"port", port_label}},

@@ -30,7 +30,7 @@ const sysfs::GidEntry* PortIpv4Gid(const sysfs::InfinibandPort& port, const std:
   for (const auto& entry : port.gids) {
     if (entry.type != sysfs::GidType::kRoceV2) continue;
     if (!netdev.empty() && entry.netdev && *entry.netdev != netdev) continue;
-    if (entry.gid.Ipv4()) return &entry;
+    if (entry.gid.IsIpv4Mapped()) return &entry;
   }
   return nullptr;
 }

@@ -1,5 +1,6 @@
 #include "rail/sysfs/values.h"
 
+#include <array>
 #include <charconv>
 #include <limits>
 
@@ -121,13 +122,23 @@ bool Gid::IsEmpty() const {
   return true;
 }
 
-std::optional<std::string> Gid::Ipv4() const {
+bool Gid::IsIpv4Mapped() const {
   for (int i = 0; i < 10; ++i) {
-    if (bytes[i] != 0) return std::nullopt;
+    if (bytes[i] != 0) return false;
   }
-  if (bytes[10] != 0xff || bytes[11] != 0xff) return std::nullopt;
-  return std::to_string(bytes[12]) + "." + std::to_string(bytes[13]) + "." +
-         std::to_string(bytes[14]) + "." + std::to_string(bytes[15]);
+  return bytes[10] == 0xff && bytes[11] == 0xff;
+}
+
+// Written into one buffer: a scrape of a big host formats thousands of these.
+std::optional<std::string> Gid::Ipv4() const {
+  if (!IsIpv4Mapped()) return std::nullopt;
+  std::array<char, 16> text{};  // "255.255.255.255"
+  char* end = text.data();
+  for (int i = 12; i < 16; ++i) {
+    if (i > 12) *end++ = '.';
+    end = std::to_chars(end, text.data() + text.size(), bytes[i]).ptr;
+  }
+  return std::string(text.data(), end);
 }
 
 std::string Gid::ToString() const {

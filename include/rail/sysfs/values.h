@@ -50,7 +50,8 @@ bool IsSaturated(std::uint64_t value, unsigned width_bits);
 struct Gid {
   unsigned char bytes[16] = {};
   bool IsEmpty() const;                     // all-zero GIDs are unused table slots
-  std::optional<std::string> Ipv4() const;  // ::ffff:a.b.c.d (IPv4-mapped) as "a.b.c.d"
+  bool IsIpv4Mapped() const;                // ::ffff:a.b.c.d
+  std::optional<std::string> Ipv4() const;  // an IPv4-mapped GID's address as "a.b.c.d"
   std::string ToString() const;             // canonical sysfs spelling, lower case
 };
 std::optional<Gid> ParseGid(std::string_view text);

@@ -170,7 +170,11 @@ TEST(ParseGid, Ipv4MappedGidDecodesAddress) {
   ASSERT_TRUE(gid);
   EXPECT_EQ(gid->Ipv4(), "192.168.100.11");
   EXPECT_FALSE(gid->IsEmpty());
+  EXPECT_TRUE(gid->IsIpv4Mapped());
   EXPECT_EQ(ParseGid("0000:0000:0000:0000:0000:ffff:0a0a:000b")->Ipv4(), "10.10.0.11");
+  EXPECT_EQ(ParseGid("0000:0000:0000:0000:0000:ffff:ffff:ff00")->Ipv4(), "255.255.255.0");
+  EXPECT_EQ(ParseGid("0000:0000:0000:0000:0000:ffff:0000:0000")->Ipv4(), "0.0.0.0");
+  EXPECT_FALSE(ParseGid("0000:0000:0000:0000:0000:fffe:c0a8:640b")->IsIpv4Mapped());
   // Not mapped: fffe instead of ffff, or a non-zero byte before it.
   EXPECT_FALSE(ParseGid("0000:0000:0000:0000:0000:fffe:c0a8:640b")->Ipv4());
   EXPECT_FALSE(ParseGid("0000:0000:0000:0000:0001:ffff:c0a8:640b")->Ipv4());
