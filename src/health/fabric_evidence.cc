@@ -47,9 +47,10 @@ void ObserveFabric(const HealthInputs& inputs, base::TimePoint now, CounterHisto
     }
     const auto* port = FindPort(inputs, rail);
     if (port == nullptr) continue;
-    if (const auto* downed = sysfs::BestPortCounter(*port, "link_downed");
+    if (const auto* downed = sysfs::BestPortCounter(*port, kSampledPortCounter);
         downed != nullptr && !downed->saturated) {
-      history.Observe(PortKey(rail.name, "counters", "link_downed"), now, downed->value, window);
+      history.Observe(PortKey(rail.name, "counters", std::string(kSampledPortCounter)), now,
+                      downed->value, window);
     }
     for (const std::string_view file : nic::FabricHwCounterFiles()) {
       if (const auto found = port->hw_counters.find(std::string(file));

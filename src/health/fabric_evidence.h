@@ -8,11 +8,15 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "rail/health/checks.h"
 
 namespace rail::health::detail {
+
+// The one counters/ file ObserveFabric records (the hw_counters/ ones: nic::FabricHwCounterFiles).
+inline constexpr std::string_view kSampledPortCounter = "link_downed";
 
 // Records this scrape's counters of every rail: the NIC's allow-listed ethtool statistics, the
 // netdevs' carrier_down_count, the IB port's link_downed and the RDMA hw_counters the checks read.

@@ -2,15 +2,27 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <string_view>
+
 #include "health/fabric_evidence.h"
+#include "rail/nic/rdma_counters.h"
 
 namespace rail::health {
 namespace {
 
-// A sample reads counters: the QoS configuration (and the 802.3x pause settings read with it) is
-// the scrapes' business.
-inventory::Sources WithoutQos(inventory::Sources sources) {
+// A sample reads the counters ObserveFabric records and nothing else: the other counter files,
+// the netdevs' statistics/ and the QoS configuration (with the 802.3x pause settings read with
+// it) are the scrapes' business. Every ten seconds, all of a large host's ~3,000 counter files
+// would cost more than its scrapes do.
+inventory::Sources SampledOnly(inventory::Sources sources) {
   sources.qos = false;
+  sources.netdev.statistics = false;
+  sources.infiniband.counter_filter = [](std::string_view file) {
+    if (file == detail::kSampledPortCounter) return true;
+    const auto files = nic::FabricHwCounterFiles();
+    return std::find(files.begin(), files.end(), file) != files.end();
+  };
   return sources;
 }
 
@@ -18,7 +30,7 @@ inventory::Sources WithoutQos(inventory::Sources sources) {
 
 FabricSampler::FabricSampler(inventory::Sources sources, Thresholds thresholds,
                              std::shared_ptr<CounterHistory> history, const base::Clock& clock)
-    : sources_(WithoutQos(std::move(sources))),
+    : sources_(SampledOnly(std::move(sources))),
       thresholds_(thresholds),
       history_(std::move(history)),
       clock_(clock) {}

@@ -72,7 +72,13 @@ std::optional<PortCounter> ReadCounter(const Filesystem& fs, const std::string& 
   return counter;
 }
 
-void ReadPmaCounters(const Filesystem& fs, const std::string& port_dir, InfinibandPort& port,
+// Whether the counter file `name` (counters/, counters_ext/, hw_counters/) is read.
+bool Wanted(const InfinibandReadOptions& options, std::string_view name) {
+  return !options.counter_filter || options.counter_filter(name);
+}
+
+void ReadPmaCounters(const Filesystem& fs, const std::string& port_dir,
+                     const InfinibandReadOptions& options, InfinibandPort& port,
                      ReadErrors& errors) {
   const std::string counters_dir = JoinPath(port_dir, "counters");
   const std::string ext_dir = JoinPath(port_dir, "counters_ext");
@@ -87,13 +93,14 @@ void ReadPmaCounters(const Filesystem& fs, const std::string& port_dir, Infiniba
   port.has_extended_counters = Contains(present, "unicast_xmit_packets");
 
   for (const PmaCounterSpec& spec : PmaCounterSpecs()) {
-    if (!Contains(present, spec.file)) continue;
+    if (!Contains(present, spec.file) || !Wanted(options, spec.file)) continue;
     const unsigned width = spec.extended_width && port.has_extended_counters ? 64 : spec.width_bits;
     auto counter = ReadCounter(fs, JoinPath(counters_dir, spec.file), width, spec.unit, errors);
     if (counter) port.counters.emplace(spec.file, *counter);
   }
 
   for (const std::string& name : ext_present) {
+    if (!Wanted(options, name)) continue;
     // port_xmit_data_64 and port_rcv_data_64 count 4-byte words like their 32-bit siblings.
     const std::uint64_t unit = name.find("_data") != std::string::npos ? 4 : 1;
     auto counter = ReadCounter(fs, JoinPath(ext_dir, name), 64, unit, errors);
@@ -101,10 +108,12 @@ void ReadPmaCounters(const Filesystem& fs, const std::string& port_dir, Infiniba
   }
 }
 
-void ReadHwCounters(const Filesystem& fs, const std::string& port_dir, InfinibandPort& port,
+void ReadHwCounters(const Filesystem& fs, const std::string& port_dir,
+                    const InfinibandReadOptions& options, InfinibandPort& port,
                     ReadErrors& errors) {
   const std::string dir = JoinPath(port_dir, "hw_counters");
   for (const std::string& name : detail::ListAttributeNames(fs, dir, errors, Presence::kOptional)) {
+    if (!Wanted(options, name)) continue;
     auto value =
         detail::ReadParsed(fs, JoinPath(dir, name), errors, Presence::kOptional, ParseUnsigned);
     if (value) port.hw_counters.emplace(name, *value);
@@ -146,8 +155,8 @@ InfinibandPort ReadPort(const Filesystem& fs, const std::string& device_dir,
       detail::ReadParsed(fs, JoinPath(dir, "lid"), errors, Presence::kOptional, ParseUnsigned);
   port.sm_lid =
       detail::ReadParsed(fs, JoinPath(dir, "sm_lid"), errors, Presence::kOptional, ParseUnsigned);
-  if (options.counters) ReadPmaCounters(fs, dir, port, errors);
-  if (options.hw_counters) ReadHwCounters(fs, dir, port, errors);
+  if (options.counters) ReadPmaCounters(fs, dir, options, port, errors);
+  if (options.hw_counters) ReadHwCounters(fs, dir, options, port, errors);
   if (options.gids) port.gids = ReadGidTable(fs, device, number, errors);
   return port;
 }

@@ -107,6 +107,9 @@ struct InfinibandReadOptions {
   bool counters = true;     // counters/ and counters_ext/ (a software device's: its netdev's)
   bool hw_counters = true;  // hw_counters/
   bool gids = true;         // gids/ and gid_attrs/
+  // Decides, from its name alone, whether a counter file (counters/, counters_ext/,
+  // hw_counters/) is read; unset: every one (the fabric sampler reads the few its checks use).
+  std::function<bool(std::string_view)> counter_filter;
   // Decides, from the name alone, whether a device is read at all. Excluded devices get no read
   // of any of their files: firmware on some restricted PFs logs an error for every read.
   std::function<bool(const std::string&)> device_filter;

@@ -5,7 +5,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <string>
+#include <vector>
+
 #include "rail/health/snapshot_checks.h"
+#include "rail/nic/rdma_counters.h"
 #include "support/fake_clock.h"
 #include "support/fake_filesystem.h"
 #include "support/fixture_paths.h"
@@ -87,6 +92,63 @@ TEST_F(FabricSamplerTest, ScrapesThatDoNotSampleChangeNothing) {
   }
   sampler.SampleOnce();
   EXPECT_FALSE(Verdict("link_flaps")->ok) << "the sampler's next sample sees the flaps";
+}
+
+// Passes every call to the fixture tree and remembers which files were read.
+class RecordingFilesystem final : public sysfs::Filesystem {
+ public:
+  explicit RecordingFilesystem(const sysfs::Filesystem& base) : base_(base) {}
+  int ReadFile(std::string_view path, std::string* contents) const override {
+    read.emplace_back(path);
+    return base_.ReadFile(path, contents);
+  }
+  int ListDirectory(std::string_view path, std::vector<std::string>* names) const override {
+    return base_.ListDirectory(path, names);
+  }
+  bool IsDirectory(std::string_view path) const override { return base_.IsDirectory(path); }
+  bool Exists(std::string_view path) const override { return base_.Exists(path); }
+  int ResolvePath(std::string_view path, std::string* resolved) const override {
+    return base_.ResolvePath(path, resolved);
+  }
+  int LinkTargetName(std::string_view path, std::string* name) const override {
+    return base_.LinkTargetName(path, name);
+  }
+  mutable std::vector<std::string> read;
+
+ private:
+  const sysfs::Filesystem& base_;
+};
+
+// A sample reads what its history records and no other counter: on a large host the scrapes'
+// ~3,000 counter files every interval would cost more than the scrapes.
+TEST_F(FabricSamplerTest, ASampleReadsOnlyTheCountersItRecords) {
+  RecordingFilesystem recording(sys_);
+  sources_.sys = &recording;
+  Thresholds thresholds;
+  thresholds.fabric_sample_interval = base::Duration::zero();
+  FabricSampler sampler(sources_, thresholds, context_.counter_history, clock_);
+  sampler.SampleOnce();
+  const auto sampled = nic::FabricHwCounterFiles();
+  std::size_t hw_counters = 0, link_downed = 0;
+  for (const std::string& path : recording.read) {
+    EXPECT_EQ(path.find("/statistics/"), std::string::npos) << path;
+    const std::string name = path.substr(path.rfind('/') + 1);
+    if (path.find("/hw_counters/") != std::string::npos) {
+      ++hw_counters;
+      EXPECT_NE(std::find(sampled.begin(), sampled.end(), name), sampled.end()) << path;
+    } else if (path.find("/counters/") != std::string::npos) {
+      EXPECT_EQ(name, "link_downed") << path;
+      ++link_downed;
+    }
+  }
+  EXPECT_GE(hw_counters, 4u * 8) << "each port carries the loss and CNP counters";
+  EXPECT_EQ(link_downed, 4u) << "one a port: the spark tree has four RDMA devices";
+  clock_.Advance(10s);
+  sys_.AddFile(kCarrier, "4\n");
+  sampler.SampleOnce();
+  const auto verdict = Verdict("link_flaps");
+  ASSERT_TRUE(verdict);
+  EXPECT_FALSE(verdict->ok) << "carrier_down_count is still read";
 }
 
 TEST_F(FabricSamplerTest, ItsThreadSamplesAndStopsAtOnce) {

@@ -170,6 +170,27 @@ TEST(ReadInfiniband, SparkRail) {
   EXPECT_EQ(Device(devices, "roceP2p1s0f1").ports.at(0).gids.size(), 2u);
 }
 
+TEST(ReadInfiniband, CounterFilterReadsOnlyTheNamedCounters) {
+  RootedFilesystem fs(kSparkSys);
+  ReadErrors errors;
+  InfinibandReadOptions options;
+  options.counter_filter = [](std::string_view file) {
+    return file == "link_downed" || file == "out_of_sequence";
+  };
+  const auto devices = ReadInfiniband(fs, options, errors);
+  EXPECT_TRUE(errors.empty()) << Describe(errors);
+  ASSERT_EQ(devices.size(), 4u);
+  for (const auto& device : devices) {
+    ASSERT_EQ(device.ports.size(), 1u);
+    const InfinibandPort& port = device.ports[0];
+    EXPECT_EQ(port.counters.size(), 1u) << device.name;
+    EXPECT_TRUE(port.counters.contains("link_downed")) << device.name;
+    EXPECT_EQ(port.hw_counters.size(), 1u) << device.name;
+    EXPECT_TRUE(port.hw_counters.contains("out_of_sequence")) << device.name;
+    EXPECT_TRUE(port.state) << "the port's attributes are read as before";
+  }
+}
+
 TEST(ReadInfiniband, ProcfsFixtureMatchesProcfsExpectations) {
   RootedFilesystem fs(kProcfs);
   ReadErrors errors;
