@@ -58,6 +58,7 @@
 #include <cstdint>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -105,6 +106,9 @@ class RootedFilesystem::FileCache {
     // A directory listed by ListAttributeGroup: its sorted names, written under the lease.
     bool listed = false;
     std::vector<std::string> listing;
+    // A directory files are opened in (ReadInKeptDirectory): whether it is on sysfs, so that one
+    // read is each file's whole value; asked once, under the lease.
+    std::optional<bool> on_sysfs;
     // The file looked up after this one last time, valid while successor_epoch == epoch_: a
     // scrape asks for the same paths in the same order, and following the chain touches less
     // memory than hashing a path and walking a bucket, which is most of what a lookup costs

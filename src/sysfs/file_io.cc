@@ -59,6 +59,16 @@ int OpenReadOnly(const char* path, int flags, base::UniqueFd* out) {
   return 0;
 }
 
+int OpenReadOnlyAt(int directory_fd, const char* name, base::UniqueFd* out) {
+  int fd;
+  do {
+    fd = ::openat(directory_fd, name, O_RDONLY | O_CLOEXEC);
+  } while (fd < 0 && errno == EINTR);
+  if (fd < 0) return errno;
+  *out = base::UniqueFd(fd);
+  return 0;
+}
+
 FileKind Classify(int fd) {
   struct statfs fs;
   if (::fstatfs(fd, &fs) == 0) {

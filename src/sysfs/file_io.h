@@ -91,7 +91,12 @@ std::size_t CacheCapacity(std::size_t wanted);
 // GID tables (gids/, gid_attrs/types/, gid_attrs/ndevs/: 3 files per slot, 128 to 255 slots per
 // port) are read once per GID refresh (30 s), not every scrape. Caching them would take more
 // descriptors than all the per-scrape counters together, pin ~4.5 KiB of kernel memory per
-// slot file, and push the counters out of the cache at every refresh.
+// slot file, and push the counters out of the cache at every refresh. Their directories are
+// kept like every directory (a directory's descriptor pins no page), and the slot files opened
+// relative to them.
 bool WorthCaching(std::string_view path);
+
+// openat(2) of `name` in the directory `directory_fd`. Returns 0 or an errno value.
+int OpenReadOnlyAt(int directory_fd, const char* name, base::UniqueFd* out);
 
 }  // namespace rail::sysfs::detail

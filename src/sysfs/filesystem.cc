@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -26,6 +27,8 @@ using detail::CacheCapacity;
 using detail::Classify;
 using detail::FileKind;
 using detail::OpenReadOnly;
+using detail::OpenReadOnlyAt;
+using detail::ParentOf;
 using detail::ReadAll;
 using detail::ReadFrom;
 using detail::ReadNames;
@@ -33,6 +36,14 @@ using detail::StripSlashes;
 using detail::WorthCaching;
 
 namespace {
+
+// A file outside the cache, whose kind is not asked (an fstatfs each): read to its end.
+int ReadUnclassified(int fd, std::string* contents) {
+  contents->clear();
+  const int error = ReadFrom(fd, FileKind::kSysfs, 0, contents);
+  if (error != 0) return error;
+  return ReadFrom(fd, FileKind::kOther, static_cast<off_t>(contents->size()), contents);
+}
 
 // The root with every link followed and a trailing '/', or "" when it does not resolve (yet).
 std::string RealRoot(const std::string& root) {
@@ -114,6 +125,9 @@ int RootedFilesystem::ReadFile(std::string_view relative_path, std::string* cont
     return 0;
   }
   if (keep && cache_->KnownAbsent(key)) return ENOENT;
+  if (cache_ && !keep) {
+    if (const auto answer = ReadInKeptDirectory(key, contents)) return *answer;
+  }
 
   char path[PATH_MAX];
   if (!BuildPath(root_, key, path)) return ENAMETOOLONG;
@@ -125,25 +139,59 @@ int RootedFilesystem::ReadFile(std::string_view relative_path, std::string* cont
   }
   if (error == ENOENT && keep) cache_->NoteAbsent(key);
   if (error != 0) return error;
+  if (!keep) return ReadUnclassified(fd.get(), contents);
   // Read first, as sysfs would: a failing file (EINVAL of a down link's speed) then costs no
   // more system calls than it did before caching, and it is never cached.
   contents->clear();
   error = ReadFrom(fd.get(), FileKind::kSysfs, 0, contents);
   if (error != 0) return error;
-  const FileKind kind = keep ? Classify(fd.get()) : FileKind::kOther;
+  const FileKind kind = Classify(fd.get());
   if (kind == FileKind::kProcfs || kind == FileKind::kOther) {
     error = ReadFrom(fd.get(), kind, static_cast<off_t>(contents->size()), contents);
     if (error != 0) return error;
   }
-  if (keep && kind != FileKind::kOther) cache_->Insert(key, std::move(fd), kind);
+  if (kind != FileKind::kOther) cache_->Insert(key, std::move(fd), kind);
   return 0;
+}
+
+// A file the cache does not keep (a GID slot) is opened relative to its directory's kept
+// descriptor: a table's 128 slots then cost no walk from the root each. nullopt when the
+// directory is not kept yet (it is from now on) or no longer vouched for: open by the path.
+std::optional<int> RootedFilesystem::ReadInKeptDirectory(std::string_view key,
+                                                         std::string* contents) const {
+  const std::string_view parent = ParentOf(key);
+  if (parent.empty()) return std::nullopt;
+  const std::string name(key.substr(parent.size() + 1));
+  int error = 0;
+  if (ReadCached(parent, true, [&](FileCache::File& directory) {
+        if (!directory.on_sysfs) {
+          directory.on_sysfs = Classify(directory.fd.get()) == FileKind::kSysfs;
+        }
+        base::UniqueFd fd;
+        error = OpenReadOnlyAt(directory.fd.get(), name.c_str(), &fd);
+        if (error != 0) return 0;  // the directory answered, whatever the file's own answer
+        error = *directory.on_sysfs ? ReadAll(fd.get(), FileKind::kSysfs, contents)
+                                    : ReadUnclassified(fd.get(), contents);
+        return 0;
+      })) {
+    // Not found in the kept directory, which may be a removed device's until its next look:
+    // the path is asked, so that a re-created device's table is never read as empty.
+    if (error == ENOENT) return std::nullopt;
+    return error;
+  }
+  char path[PATH_MAX];
+  base::UniqueFd directory;
+  if (BuildPath(root_, parent, path) && OpenReadOnly(path, O_DIRECTORY, &directory) == 0) {
+    cache_->Insert(parent, std::move(directory), FileKind::kDirectory);
+  }
+  return std::nullopt;
 }
 
 int RootedFilesystem::ListDirectory(std::string_view relative_path,
                                     std::vector<std::string>* names) const {
   names->clear();
   const std::string_view key = StripSlashes(relative_path);
-  const bool keep = cache_ && WorthCaching(key);
+  const bool keep = cache_ != nullptr;  // every directory, GID tables' too (see WorthCaching)
   if (!keep || !ReadCached(key, true, [&](const FileCache::File& file) {
         return ReadNames(file.fd.get(), names);
       })) {
@@ -176,7 +224,7 @@ int Filesystem::ListAttributeGroup(std::string_view relative_path,
 int RootedFilesystem::ListAttributeGroup(std::string_view relative_path,
                                          std::vector<std::string>* names) const {
   const std::string_view key = StripSlashes(relative_path);
-  if (cache_ && WorthCaching(key) && ReadCached(key, true, [&](FileCache::File& file) {
+  if (cache_ && ReadCached(key, true, [&](FileCache::File& file) {
         if (!file.listed) {
           const int error = ReadNames(file.fd.get(), &file.listing);
           if (error != 0) return error;

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -95,6 +96,7 @@ class RootedFilesystem final : public Filesystem {
 
   template <typename ReadFn>
   bool ReadCached(std::string_view key, bool directory, ReadFn read) const;
+  std::optional<int> ReadInKeptDirectory(std::string_view key, std::string* contents) const;
   std::string Resolve(std::string_view relative_path) const;
   std::string root_;
   std::string real_root_;  // root_ resolved, with a trailing '/'; "" if it did not resolve

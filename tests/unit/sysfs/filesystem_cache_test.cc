@@ -66,9 +66,9 @@ class FileCacheTest : public ::testing::Test {
     char dir_template[] = "/tmp/rail-file-cache-test-XXXXXX";
     ASSERT_NE(::mkdtemp(dir_template), nullptr);
     root_ = new fs::path(dir_template);
-    for (const char* dir :
-         {"inplace", "deleted", "replaced", "stale", "vanished/dev", "bound", "limit", "listing",
-          "threads", "errors", "absent", "absent_check", "group", "regroup/dev/stats"}) {
+    for (const char* dir : {"inplace", "deleted", "replaced", "stale", "vanished/dev", "bound",
+                            "limit", "listing", "threads", "errors", "absent", "absent_check",
+                            "group", "regroup/dev/stats", "gidtable/dev/ports/1/gids"}) {
       fs::create_directories(*root_ / dir);
     }
     WriteInPlace(*root_ / "inplace/value", "1\n");
@@ -87,6 +87,8 @@ class FileCacheTest : public ::testing::Test {
     WriteInPlace(*root_ / "group/b", "");
     WriteInPlace(*root_ / "group/a", "");
     WriteInPlace(*root_ / "regroup/dev/stats/rx_bytes", "1\n");
+    WriteInPlace(*root_ / "gidtable/dev/ports/1/gids/0",
+                 "fe80:0000:0000:0000:0000:0000:0000:0001\n");
     WriteInPlace(*root_ / "errors/value", "1\n");
     WriteInPlace(*root_ / "absent/value", "1\n");
     WriteInPlace(*root_ / "absent_check/value", "1\n");
@@ -276,6 +278,32 @@ TEST_F(FileCacheTest, AttributeGroupOfARecreatedDeviceIsListedAfresh) {
   WriteInPlace(*root_ / "regroup/dev/stats/tx_bytes", "2\n");
   ASSERT_EQ(sys.ListAttributeGroup("regroup/dev/stats", &names), 0);
   EXPECT_THAT(names, ElementsAre("tx_bytes"));
+}
+
+// GID slot files are never kept (their pages would pin kernel memory), their directory is, and
+// each slot is opened relative to it: what a read answers is still the file as it is now,
+// through a rewrite, a replacement and the device's re-creation within the check interval.
+TEST_F(FileCacheTest, GidSlotsAreReadInTheirKeptDirectoryAndNeverKept) {
+  RootedFilesystem sys(root_->string(), CheckHourly());
+  const std::string slot = "gidtable/dev/ports/1/gids/0";
+  std::string contents;
+  ASSERT_EQ(sys.ReadFile(slot, &contents), 0);
+  EXPECT_EQ(contents, "fe80:0000:0000:0000:0000:0000:0000:0001\n");
+  EXPECT_EQ(sys.cached_files(), 1u) << "the directory alone";
+  WriteInPlace(*root_ / slot, "fe80:0000:0000:0000:0000:0000:0000:0002\n");
+  ASSERT_EQ(sys.ReadFile(slot, &contents), 0);
+  EXPECT_EQ(contents, "fe80:0000:0000:0000:0000:0000:0000:0002\n");
+  ReplaceByRename(*root_ / slot, "fe80:0000:0000:0000:0000:0000:0000:0003\n");
+  ASSERT_EQ(sys.ReadFile(slot, &contents), 0);
+  EXPECT_EQ(contents, "fe80:0000:0000:0000:0000:0000:0000:0003\n");
+  EXPECT_EQ(sys.ReadFile("gidtable/dev/ports/1/gids/1", &contents), ENOENT);
+  EXPECT_EQ(sys.cached_files(), 1u);
+
+  fs::remove_all(*root_ / "gidtable/dev");
+  fs::create_directories(*root_ / "gidtable/dev/ports/1/gids");
+  WriteInPlace(*root_ / slot, "fe80:0000:0000:0000:0000:0000:0000:0004\n");
+  ASSERT_EQ(sys.ReadFile(slot, &contents), 0) << "the kept directory is a removed one's";
+  EXPECT_EQ(contents, "fe80:0000:0000:0000:0000:0000:0000:0004\n");
 }
 
 // A missing file in a directory of the cache is remembered as missing within the documented
