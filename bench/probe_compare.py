@@ -51,6 +51,8 @@ import sys
 import tempfile
 import time
 
+from scrape_common import cpu_ns
+
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 MIB = 1 << 20
 A_RAIL0, B_RAIL0 = "10.200.0.1", "10.200.0.2"
@@ -96,16 +98,8 @@ def thread_ticks(pid):
 
 
 def schedstat_seconds(pid):
-    """CPU time of every thread of pid from /proc/<pid>/task/*/schedstat (nanoseconds, unlike
-    the 10 ms ticks of stat); threads that ended are not counted."""
-    total = 0
-    for tid in os.listdir(f"/proc/{pid}/task"):
-        try:
-            with open(f"/proc/{pid}/task/{tid}/schedstat", encoding="ascii") as f:
-                total += int(f.read().split()[0])
-        except OSError:
-            continue
-    return total / 1e9
+    """CPU time of every live thread of pid, in seconds (scrape_common.cpu_ns)."""
+    return cpu_ns(pid) / 1e9
 
 
 def children_cpu():

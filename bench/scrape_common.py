@@ -93,6 +93,20 @@ def cpu_ticks(pid):
     return int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15 of stat)
 
 
+def cpu_ns(pid):
+    """CPU time of the process's live threads in ns (/proc/<pid>/task/*/schedstat): finer than
+    stat's 10 ms ticks, for the background work of a minute. Threads that ended are not in it;
+    neither exporter starts or ends threads while it is not scraped."""
+    total = 0
+    for task in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{task}/schedstat", encoding="ascii") as f:
+                total += int(f.read().split()[0])
+        except OSError:
+            continue
+    return total
+
+
 def proc_status(pid):
     """The numeric fields of /proc/<pid>/status we use: Threads, VmRSS and VmHWM (KiB)."""
     try:
@@ -220,11 +234,18 @@ def rail_exporter(binary, sysfs, procfs, config, collectors):
                      f"{', '.join(RAIL_CONFIG_NAMES)})")
 
 
-def measure(exporters, scrapes, warmup, idle_s=1.0, ready_timeout=30.0):
+def measure(exporters, scrapes, warmup, idle_s=1.0, ready_timeout=30.0, background_s=0.0,
+            paced=0, pace_s=1.5):
     """Starts the exporters, warms them up, reads their idle threads and RSS, scrapes them in
     turn `scrapes` times each and stops them. Returns one dict per exporter (same order) and
     the load averages before and after the measured rounds. exporters[0] is the reference for
-    the ratios (node_exporter)."""
+    the ratios (node_exporter).
+
+    With background_s, each process's CPU is then read over that many seconds without a scrape
+    (what it spends on its own: Go's GC, the agent's fabric sampler and GID table refresh), and
+    with paced, that many more rounds are scraped pace_s apart: later than the agent's 1 s
+    sysfs caches last, as a Prometheus scraping every 15 s finds them. The paced CPU per scrape
+    is the CPU over those rounds less the background rate over their span."""
     try:
         for exporter, port in zip(exporters, free_ports(len(exporters))):
             exporter.start(port)
@@ -249,14 +270,19 @@ def measure(exporters, scrapes, warmup, idle_s=1.0, ready_timeout=30.0):
         cpu_after = [cpu_ticks(e.pid) for e in exporters]
         load_after = loadavg()
         after = [proc_status(e.pid) for e in exporters]
+        background = measure_background(exporters, background_s)
+        paced_cpu = measure_paced(exporters, paced, pace_s)
     finally:
         for exporter in exporters:
             exporter.stop()
 
     results = []
-    for exporter, before_t, after_t, st_idle, st_after in zip(
-            exporters, cpu_before, cpu_after, idle, after):
+    for exporter, before_t, after_t, st_idle, st_after, bg, pc in zip(
+            exporters, cpu_before, cpu_after, idle, after, background, paced_cpu):
         results.append({
+            "background_cpu_ms_per_min": bg,
+            "paced_cpu_ms_per_scrape": paced_per_scrape(pc, bg, paced),
+            "cpu_ms_per_15s_cadence": per_cadence(paced_per_scrape(pc, bg, paced), bg, 15.0),
             "exporter": exporter.label,
             "short": exporter.short,
             "kind": exporter.kind,
@@ -282,6 +308,56 @@ def measure(exporters, scrapes, warmup, idle_s=1.0, ready_timeout=30.0):
         r["ratio_to_node_exporter"] = {key: (r[key] / reference[key] if reference[key] else None)
                                        for key in RATIO_KEYS}
     return results, load_before, load_after
+
+
+def add_cadence_arguments(parser):
+    """The options of measure()'s background and paced figures."""
+    parser.add_argument("--background", type=float, default=0.0,
+                        help="seconds without scrapes over which each process's own CPU is read "
+                             "(default 0: not measured)")
+    parser.add_argument("--paced", type=int, default=0,
+                        help="rounds scraped --pace seconds apart after the others (default 0)")
+    parser.add_argument("--pace", type=float, default=1.5, help="seconds between paced rounds")
+
+
+def measure_background(exporters, seconds):
+    """CPU ms per minute of each process over `seconds` without a scrape (None when 0)."""
+    if seconds <= 0:
+        return [None] * len(exporters)
+    before = [cpu_ns(e.pid) for e in exporters]
+    time.sleep(seconds)
+    after = [cpu_ns(e.pid) for e in exporters]
+    return [(a - b) / 1e6 * 60.0 / seconds for a, b in zip(after, before)]
+
+
+def measure_paced(exporters, rounds, pace_s):
+    """(CPU ms, seconds) of each process over `rounds` rounds pace_s apart (None when 0)."""
+    if rounds <= 0:
+        return [None] * len(exporters)
+    start = time.monotonic()
+    before = [cpu_ticks(e.pid) for e in exporters]
+    for i in range(rounds):
+        time.sleep(pace_s)
+        for k in range(len(exporters)):
+            scrape(exporters[(i + k) % len(exporters)].url)
+    after = [cpu_ticks(e.pid) for e in exporters]
+    span = time.monotonic() - start
+    return [((a - b) / CLK_TCK * 1e3, span) for a, b in zip(after, before)]
+
+
+def paced_per_scrape(paced, background_per_min, rounds):
+    if paced is None or background_per_min is None:
+        return None
+    cpu_ms, span_s = paced
+    return max(0.0, (cpu_ms - background_per_min * span_s / 60.0) / rounds)
+
+
+def per_cadence(per_scrape, background_per_min, cadence_s):
+    """CPU ms a process spends per `cadence_s` when scraped that often: one paced scrape and
+    the background work of that span."""
+    if per_scrape is None or background_per_min is None:
+        return None
+    return per_scrape + background_per_min * cadence_s / 60.0
 
 
 # The figures compared as ratios rail/node, in table order, with their column titles.
@@ -311,4 +387,23 @@ def print_tables(title, results):
         cells = ["—" if r["ratio_to_node_exporter"][k] is None
                  else f"{r['ratio_to_node_exporter'][k]:.2f}" for k in RATIO_KEYS]
         print(f"| {r['exporter']} | " + " | ".join(cells) + " |")
+    print()
+    print_background_table(results)
+
+
+def print_background_table(results):
+    """With background and paced figures: what each process costs per 15 s of a Prometheus
+    scraping every 15 s (one paced scrape and 15 s of its own work), and the ratio."""
+    reference = results[0].get("cpu_ms_per_15s_cadence")
+    if reference is None:
+        return
+    print("Between scrapes and at a 15 s cadence (paced scrapes: the 1 s caches expired):\n")
+    print("| exporter config | background CPU ms/min | paced CPU ms/scrape "
+          "| CPU ms per 15 s | ratio |")
+    print("|---|---:|---:|---:|---:|")
+    for r in results:
+        ratio = r["cpu_ms_per_15s_cadence"] / reference if reference else None
+        print(f"| {r['exporter']} | {r['background_cpu_ms_per_min']:.1f} "
+              f"| {r['paced_cpu_ms_per_scrape']:.2f} | {r['cpu_ms_per_15s_cadence']:.2f} "
+              f"| {'—' if ratio is None else f'{ratio:.2f}'} |")
     print()

@@ -24,8 +24,8 @@ import json
 import os
 import sys
 
-from scrape_common import (NODE_EXPORTER, RAIL_CONFIG_NAMES, BenchError, known_collectors,
-                           measure, node_exporter, print_tables, rail_exporter)
+from scrape_common import (NODE_EXPORTER, RAIL_CONFIG_NAMES, BenchError, add_cadence_arguments,
+                           known_collectors, measure, node_exporter, print_tables, rail_exporter)
 
 
 def main():
@@ -44,6 +44,7 @@ def main():
     parser.add_argument("--large", action="store_true",
                         help="the tree is the generated large one (default scrapes 50)")
     parser.add_argument("--warmup", type=int, default=10, help="unmeasured scrapes per exporter")
+    add_cadence_arguments(parser)
     parser.add_argument("--json", help="write the raw figures here")
     args = parser.parse_args()
     scrapes = args.scrapes or (50 if args.large else 200)
@@ -60,7 +61,9 @@ def main():
     exporters = [node_exporter(args.node_exporter, sysfs, procfs)]
     exporters += [rail_exporter(args.rail_exporter, sysfs, procfs, config.strip(), collectors)
                   for config in args.configs.split(",") if config.strip()]
-    results, load_before, load_after = measure(exporters, scrapes, args.warmup)
+    results, load_before, load_after = measure(exporters, scrapes, args.warmup,
+                                               background_s=args.background,
+                                               paced=args.paced, pace_s=args.pace)
     for r in results:
         r["tree"] = tree_name
 

@@ -37,8 +37,8 @@ import sys
 import tempfile
 import textwrap
 
-from scrape_common import (NODE_EXPORTER, BenchError, known_collectors, measure, node_exporter,
-                           print_tables, rail_exporter)
+from scrape_common import (NODE_EXPORTER, BenchError, add_cadence_arguments, known_collectors,
+                           measure, node_exporter, print_tables, rail_exporter)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -53,6 +53,8 @@ FIGURES = (
     ("threads_idle", "threads at idle", ""),
     ("series", "series", ""),
 )
+# With --background and --paced: what a process costs per 15 s when scraped every 15 s.
+CADENCE_FIGURE = ("cpu_ms_per_15s_cadence", "CPU per 15 s at a 15 s cadence", "ms")
 
 
 def tree_args(rails, gids, populated_gids):
@@ -71,17 +73,19 @@ def least_squares(xs, ys):
     return slope, my - slope * mx
 
 
-def plot(path, rails, by_exporter, slopes, note):
+def plot(path, rails, by_exporter, slopes, note, cadence):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     panels = (("median_ms", "median scrape (ms)", "p90_ms"),
-              ("cpu_ms_per_scrape", "CPU per scrape (ms)", None),
+              ("cpu_ms_per_scrape", "CPU per scrape (ms)",
+               CADENCE_FIGURE[0] if cadence else None),
               ("series", "series", None),
               ("rss_after_mib", "RSS after the rounds (MiB)", "peak_rss_mib"),
               ("threads_idle", "threads at idle (log scale)", None))
-    DOTTED_TITLES = {"p90_ms": "p90", "peak_rss_mib": "peak RSS, VmHWM"}
+    DOTTED_TITLES = {"p90_ms": "p90", "peak_rss_mib": "peak RSS, VmHWM",
+                     CADENCE_FIGURE[0]: "per 15 s when scraped every 15 s"}
     styles = {"node": ("tab:gray", "s"), "rail same": ("tab:blue", "o"),
               "rail defaults": ("tab:orange", "^")}
     labels = {"node": "node_exporter 1.5.0\n(infiniband, netclass, bonding)",
@@ -138,6 +142,7 @@ def main():
     parser.add_argument("--rail-exporter",
                         default=os.path.join(ROOT, "build-bench", "src", "rail_exporter"))
     parser.add_argument("--node-exporter", default=NODE_EXPORTER)
+    add_cadence_arguments(parser)
     parser.add_argument("--json", help="write the raw figures here")
     parser.add_argument("--png", default=os.path.join(ROOT, "docs", "img", "scrape_scaling.png"),
                         help="the figure (default docs/img/scrape_scaling.png; '' for none)")
@@ -166,7 +171,9 @@ def main():
             exporters = [node_exporter(args.node_exporter, sysfs, procfs)]
             exporters += [rail_exporter(args.rail_exporter, sysfs, procfs, c, collectors)
                           for c in CONFIGS]
-            results, load_before, load_after = measure(exporters, args.scrapes, args.warmup)
+            results, load_before, load_after = measure(exporters, args.scrapes, args.warmup,
+                                                       background_s=args.background,
+                                                       paced=args.paced, pace_s=args.pace)
             runs[count] = {"tree": generated.stderr.strip(), "load_before": load_before,
                            "load_after": load_after, "results": results}
             print_tables(f"### {count} rails: {args.scrapes} interleaved scrapes per exporter "
@@ -176,12 +183,14 @@ def main():
         if not args.keep_trees:
             shutil.rmtree(workdir, ignore_errors=True)
 
+    cadence = args.background > 0 and args.paced > 0
+    figures = FIGURES + ((CADENCE_FIGURE,) if cadence else ())
     by_exporter = {}
     for count in rails:
         for r in runs[count]["results"]:
             by_exporter.setdefault(r["short"], []).append(r)
     slopes = {short: {key: least_squares(rails, [row[key] for row in rows])
-                      for key, _, _ in FIGURES}
+                      for key, _, _ in figures}
               for short, rows in by_exporter.items()}
 
     print(f"### Against the rail count ({', '.join(map(str, rails))} rails)\n")
@@ -198,7 +207,7 @@ def main():
     shorts = list(by_exporter)
     print("| figure | " + " | ".join(shorts) + " |")
     print("|---|" + "---:|" * len(shorts))
-    for key, title, unit in FIGURES:
+    for key, title, unit in figures:
         cells = [f"{slopes[s][key][0]:+.3f} ({slopes[s][key][1]:.2f})" for s in shorts]
         print(f"| {title}{' ' + unit if unit else ''} per rail | " + " | ".join(cells) + " |")
     print()
@@ -220,7 +229,7 @@ def main():
                                       for k, v in fig.items()} for s, fig in slopes.items()}},
                       f, indent=1)
     if args.png:
-        plot(args.png, rails, by_exporter, slopes, note)
+        plot(args.png, rails, by_exporter, slopes, note, cadence)
         print(f"figure: {args.png}")
     return 0
 
