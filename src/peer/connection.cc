@@ -29,6 +29,9 @@ using detail::ErrnoText;
 std::string ConnectReason(int error_number) {
   switch (error_number) {
     case ECONNREFUSED:
+    // Reset while it was being set up: the listener closed with the connection still in its
+    // backlog (a responder stopping), which is nobody listening, as a refusal is.
+    case ECONNRESET:
       return "refused";
     case ETIMEDOUT:
       return "timeout";

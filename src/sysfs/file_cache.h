@@ -104,8 +104,7 @@ class RootedFilesystem::FileCache {
     std::atomic<bool> leased{false};
     std::string_view path;  // the map's key
     // A directory listed by ListAttributeGroup: its sorted names, written under the lease.
-    bool listed = false;
-    std::vector<std::string> listing;
+    std::optional<std::vector<std::string>> listing;
     // A directory files are opened in (ReadInKeptDirectory): whether it is on sysfs, so that one
     // read is each file's whole value; asked once, under the lease.
     std::optional<bool> on_sysfs;

@@ -225,13 +225,14 @@ int RootedFilesystem::ListAttributeGroup(std::string_view relative_path,
                                          std::vector<std::string>* names) const {
   const std::string_view key = StripSlashes(relative_path);
   if (cache_ && ReadCached(key, true, [&](FileCache::File& file) {
-        if (!file.listed) {
-          const int error = ReadNames(file.fd.get(), &file.listing);
+        if (!file.listing) {
+          std::vector<std::string> listing;
+          const int error = ReadNames(file.fd.get(), &listing);
           if (error != 0) return error;
-          std::sort(file.listing.begin(), file.listing.end());
-          file.listed = true;
+          std::sort(listing.begin(), listing.end());
+          file.listing = std::move(listing);
         }
-        *names = file.listing;
+        *names = *file.listing;
         return 0;
       })) {
     return 0;
