@@ -29,7 +29,7 @@ struct CommandLine {
   std::string log_level = "info";
   std::string log_format = "logfmt";
   std::string config_file;
-  std::string gid_refresh = "30s";
+  std::string gid_refresh = "5m";
   std::string gid_entries = "roce-v2-ipv4";
   bool show_version = false;
   bool disable_defaults = false;
@@ -81,7 +81,8 @@ void AddAgentFlags(CLI::App& app, CommandLine& cl) {
   app.add_option("--log.format", cl.log_format, "Log format: logfmt or json");
   app.add_flag("--version", cl.show_version, "Print the version and exit");
   app.add_option("--collector.gid.refresh-interval", cl.gid_refresh,
-                 "Re-read GID tables at most this often (e.g. 30s; 0s: every scrape)");
+                 "Re-read GID tables at least this often (e.g. 5m; 0s: every scrape); sooner "
+                 "when an address or link of a netdev they name changes in this namespace");
   app.add_option("--collector.gid.entries", cl.gid_entries,
                  "GID entries rail_gid_info publishes: roce-v2-ipv4 (RoCE v2 entries with an "
                  "IPv4 address, and InfiniBand ports' entries) or all")

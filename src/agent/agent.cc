@@ -13,6 +13,7 @@
 #include "rail/inventory/gid_cache.h"
 #include "rail/inventory/topology_cache.h"
 #include "rail/nic/dcb.h"
+#include "rail/nic/netdev_changes.h"
 #include "rail/probe/result_store.h"
 #include "rail/probing/service.h"
 #include "rail/sysfs/filesystem.h"
@@ -186,8 +187,7 @@ void Agent::StartCollectors() {
   sources.inventory.proc = proc_.get();
   sources.inventory.nic_statistics = nic_statistics_.get();
   sources.inventory.infiniband.device_filter = device_filter_;
-  gid_cache_ = std::make_unique<inventory::GidCache>(options_.gid_refresh_interval, *clock_);
-  sources.inventory.gid_cache = gid_cache_.get();
+  sources.inventory.gid_cache = MakeGidCache();
   sources.gid_entries = options_.gid_entries;
   topology_cache_ = std::make_unique<inventory::PcieTopologyCache>();
   sources.inventory.topology_cache = topology_cache_.get();
@@ -226,6 +226,20 @@ void Agent::StartCollectors() {
         selected.inventory, config_.health, selected.health.counter_history, *clock_);
     fabric_sampler_->Start();
   }
+}
+
+// The GID tables follow rtnetlink's notifications when the socket opens; without it the refresh
+// interval alone bounds how old a table is.
+inventory::GidCache* Agent::MakeGidCache() {
+  std::string error;
+  netdev_changes_ = nic::RtnetlinkChanges::Open(*sys_, &error);
+  if (!netdev_changes_) {
+    spdlog::warn("GID tables are re-read every {} s, not on address changes: {}",
+                 std::chrono::duration<double>(options_.gid_refresh_interval).count(), error);
+  }
+  gid_cache_ = std::make_unique<inventory::GidCache>(options_.gid_refresh_interval, *clock_,
+                                                     netdev_changes_.get());
+  return gid_cache_.get();
 }
 
 collectors::ConfigReloadState Agent::LastReload() const {

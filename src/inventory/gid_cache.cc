@@ -8,18 +8,34 @@ std::vector<sysfs::GidEntry> GidCache::Get(
   const auto now = clock_.Now();
   {
     std::lock_guard lock(mutex_);
+    if (changes_ != nullptr && changes_->Changed()) changed_at_ = now;
     const auto found = entries_.find({device, port});
-    if (found != entries_.end() && refresh_interval_.count() > 0 &&
-        now - found->second.read_at < refresh_interval_) {
-      return found->second.gids;
-    }
+    if (found != entries_.end() && Fresh(found->second, now)) return found->second.gids;
   }
   auto gids = read();
   std::lock_guard lock(mutex_);
   // Ports that vanished keep their entry until they come back; the map is bounded by the ports
   // a host ever had.
   entries_[{device, port}] = Entry{now, gids};
+  if (changes_ != nullptr) FollowNetdevs();
   return gids;
+}
+
+bool GidCache::Fresh(const Entry& entry, base::TimePoint now) const {
+  if (refresh_interval_.count() <= 0 || now - entry.read_at >= refresh_interval_) return false;
+  return !changed_at_ || entry.read_at >= *changed_at_ + kSettle;
+}
+
+void GidCache::FollowNetdevs() {
+  std::set<std::string> netdevs;
+  for (const auto& [key, entry] : entries_) {
+    for (const auto& gid : entry.gids) {
+      if (gid.netdev && !gid.netdev->empty()) netdevs.insert(*gid.netdev);
+    }
+  }
+  // Again after every read, same names or not: a netdev deleted and made again under its name
+  // has another ifindex.
+  changes_->Follow(netdevs);
 }
 
 }  // namespace rail::inventory

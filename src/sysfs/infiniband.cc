@@ -147,14 +147,16 @@ InfinibandPort ReadPort(const Filesystem& fs, const std::string& device_dir,
                                   ParseNumberedState);
   port.phys_state = detail::ReadParsed(fs, JoinPath(dir, "phys_state"), errors, Presence::kRequired,
                                        ParseNumberedState);
-  port.rate =
-      detail::ReadParsed(fs, JoinPath(dir, "rate"), errors, Presence::kRequired, ParsePortRate);
   port.link_layer =
       detail::ReadString(fs, JoinPath(dir, "link_layer"), errors, Presence::kOptional);
-  port.lid =
-      detail::ReadParsed(fs, JoinPath(dir, "lid"), errors, Presence::kOptional, ParseUnsigned);
-  port.sm_lid =
-      detail::ReadParsed(fs, JoinPath(dir, "sm_lid"), errors, Presence::kOptional, ParseUnsigned);
+  if (options.port_link_details) {
+    port.rate =
+        detail::ReadParsed(fs, JoinPath(dir, "rate"), errors, Presence::kRequired, ParsePortRate);
+    port.lid =
+        detail::ReadParsed(fs, JoinPath(dir, "lid"), errors, Presence::kOptional, ParseUnsigned);
+    port.sm_lid =
+        detail::ReadParsed(fs, JoinPath(dir, "sm_lid"), errors, Presence::kOptional, ParseUnsigned);
+  }
   if (options.counters) ReadPmaCounters(fs, dir, options, port, errors);
   if (options.hw_counters) ReadHwCounters(fs, dir, options, port, errors);
   if (options.gids) port.gids = ReadGidTable(fs, device, number, errors);
@@ -169,12 +171,14 @@ InfinibandDevice ReadDevice(const Filesystem& fs, const std::string& name,
   auto read_string = [&](std::string_view file) {
     return detail::ReadString(fs, JoinPath(dir, file), errors, Presence::kOptional);
   };
-  device.node_guid = read_string("node_guid");
-  device.sys_image_guid = read_string("sys_image_guid");
-  device.fw_ver = read_string("fw_ver");
-  device.board_id = read_string("board_id");
-  device.hca_type = read_string("hca_type");
-  device.node_type = read_string("node_type");
+  if (options.identity) {
+    device.node_guid = read_string("node_guid");
+    device.sys_image_guid = read_string("sys_image_guid");
+    device.fw_ver = read_string("fw_ver");
+    device.board_id = read_string("board_id");
+    device.hca_type = read_string("hca_type");
+    device.node_type = read_string("node_type");
+  }
   // IB devices without IPoIB and some virtual drivers have no device/net at all.
   device.netdevs = detail::ListNames(fs, JoinPath(dir, "device/net"), errors, Presence::kOptional);
   device.virtual_device = !fs.Exists(JoinPath(dir, "device"));  // device (a link to the bus)

@@ -19,6 +19,28 @@ std::optional<bool> ParseCarrier(std::string_view text) {
   return *value == 1;
 }
 
+void ReadLinkAttributes(const Filesystem& sys, const std::string& dir, NetDevice& device,
+                        ReadErrors& errors) {
+  device.operstate =
+      detail::ReadString(sys, JoinPath(dir, "operstate"), errors, Presence::kOptional);
+  // carrier and speed answer EINVAL while the interface is down: the value is unknown then, which
+  // is not a read failure.
+  device.carrier = detail::ReadParsed(sys, JoinPath(dir, "carrier"), errors,
+                                      Presence::kUnknownWhenDown, ParseCarrier);
+  device.mtu =
+      detail::ReadParsed(sys, JoinPath(dir, "mtu"), errors, Presence::kOptional, ParseUnsigned);
+  device.speed_mbps = detail::ReadParsed(sys, JoinPath(dir, "speed"), errors,
+                                         Presence::kUnknownWhenDown, ParseSigned);
+  device.address = detail::ReadString(sys, JoinPath(dir, "address"), errors, Presence::kOptional);
+  device.type =
+      detail::ReadParsed(sys, JoinPath(dir, "type"), errors, Presence::kOptional, ParseUnsigned);
+
+  device.carrier_changes = detail::ReadParsed(sys, JoinPath(dir, "carrier_changes"), errors,
+                                              Presence::kOptional, ParseUnsigned);
+  device.carrier_up_count = detail::ReadParsed(sys, JoinPath(dir, "carrier_up_count"), errors,
+                                               Presence::kOptional, ParseUnsigned);
+}
+
 }  // namespace
 
 std::vector<std::string> ListNetDevices(const Filesystem& sys, ReadErrors& errors) {
@@ -40,24 +62,7 @@ std::optional<NetDevice> ReadNetDevice(const Filesystem& sys, const std::string&
 
   NetDevice device;
   device.name = name;
-  device.operstate =
-      detail::ReadString(sys, JoinPath(dir, "operstate"), errors, Presence::kOptional);
-  // carrier and speed answer EINVAL while the interface is down: the value is unknown then, which
-  // is not a read failure.
-  device.carrier = detail::ReadParsed(sys, JoinPath(dir, "carrier"), errors,
-                                      Presence::kUnknownWhenDown, ParseCarrier);
-  device.mtu =
-      detail::ReadParsed(sys, JoinPath(dir, "mtu"), errors, Presence::kOptional, ParseUnsigned);
-  device.speed_mbps = detail::ReadParsed(sys, JoinPath(dir, "speed"), errors,
-                                         Presence::kUnknownWhenDown, ParseSigned);
-  device.address = detail::ReadString(sys, JoinPath(dir, "address"), errors, Presence::kOptional);
-  device.type =
-      detail::ReadParsed(sys, JoinPath(dir, "type"), errors, Presence::kOptional, ParseUnsigned);
-
-  device.carrier_changes = detail::ReadParsed(sys, JoinPath(dir, "carrier_changes"), errors,
-                                              Presence::kOptional, ParseUnsigned);
-  device.carrier_up_count = detail::ReadParsed(sys, JoinPath(dir, "carrier_up_count"), errors,
-                                               Presence::kOptional, ParseUnsigned);
+  if (options.link_attributes) ReadLinkAttributes(sys, dir, device, errors);
   device.carrier_down_count = detail::ReadParsed(sys, JoinPath(dir, "carrier_down_count"), errors,
                                                  Presence::kOptional, ParseUnsigned);
 

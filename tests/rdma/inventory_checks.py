@@ -75,6 +75,40 @@ class InventoryTests:
             with self.subTest(host=host):
                 self.check_inventory(host)
 
+    def test_1_an_address_added_to_a_rail_is_in_its_gid_table_without_waiting(self):
+        """The agent follows its rails' netdevs over rtnetlink: an address added to rail1's
+        netdev in host a, minutes before --collector.gid.refresh-interval (5m) re-reads the
+        table, is published in rail_gid_info once the kernel's table has it (the guest's
+        ibv_devinfo), and is gone once deleted."""
+        rail = RAILS[-1]
+        device, netdev = DEVICE[rail], NETDEV[rail]
+        address = "10.77.0.%d" % rdma_lab.host_number("a")
+        kernel = "ibv_devinfo -v -d %s | grep -c 'ffff:%s,' || true" % (device, address)
+
+        def published():
+            return address in {labels["ipv4"] for labels, _ in
+                               series(self.scrape("a"), "rail_gid_info")
+                               if labels["device"] == device}
+
+        self.assertFalse(published())
+        started = find(self.scrape("a"), "process_start_time_seconds")[0]
+        self.lab.run("a", "ip addr add %s/32 dev %s" % (address, netdev))
+        try:
+            self.assertTrue(rdma_lab.wait_until(
+                lambda: self.lab.run("a", kernel).stdout.strip() == "1", 30),
+                "the kernel never listed %s in %s's GID table" % (address, device))
+            self.assertTrue(rdma_lab.wait_until(published, 30),
+                            "%s is in the kernel's table of %s, not in rail_gid_info" % (
+                                address, device))
+            agent_age = int(self.lab.run("a", "date +%s").stdout) - int(started)
+            self.assertLess(agent_age, 280, "the 5m refresh could have read it: not a proof")
+        finally:
+            self.lab.run("a", "ip addr del %s/32 dev %s" % (address, netdev), check=False)
+        self.assertTrue(rdma_lab.wait_until(lambda: not published(), 30),
+                        "%s deleted, still in rail_gid_info" % address)
+        print("host a: %s added to %s was in rail_gid_info without a refresh (agent %d s old), "
+              "and left with its deletion" % (address, netdev, agent_age))
+
     def check_inventory(self, host):
         guest = parse_guest_inventory(self.lab.run(host, GUEST_COMMAND).stdout)
         samples = self.scrape(host)

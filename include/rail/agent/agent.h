@@ -29,6 +29,9 @@ class RootedFilesystem;
 namespace rail::inventory {
 class GidCache;
 }
+namespace rail::nic {
+class NetdevChanges;
+}
 namespace rail::probe {
 class ResultStore;
 }
@@ -53,8 +56,9 @@ struct AgentOptions {
   std::string device_include;           // regex on RDMA device names; empty: all
   std::string device_exclude;           // regex on RDMA device names; empty: none
   bool peer_insecure = false;           // --peer.insecure: accept and probe peers without secret
-  // --collector.gid.refresh-interval: GID tables are re-read at most this often (0: every scrape).
-  std::chrono::milliseconds gid_refresh_interval{30000};
+  // --collector.gid.refresh-interval: GID tables are re-read at least this often, and sooner when
+  // rtnetlink says their netdevs changed (0: every scrape).
+  std::chrono::milliseconds gid_refresh_interval{std::chrono::minutes(5)};
   // --collector.gid.entries: which GID entries rail_gid_info publishes.
   collectors::GidEntryScope gid_entries = collectors::GidEntryScope::kRoceV2Ipv4;
   // --collector.neighbor.lldpd-socket: lldpd's control socket; empty: lldpd's default.
@@ -112,6 +116,7 @@ class Agent {
  private:
   bool StopRequested() const;
   void StartCollectors();
+  inventory::GidCache* MakeGidCache();
   void StartWeb();
   std::optional<std::string> ApplyReload(const AgentConfig& next);
 
@@ -126,6 +131,7 @@ class Agent {
   std::unique_ptr<lldp::NeighborSource> lldp_neighbors_;
   std::unique_ptr<base::SteadyClock> clock_;
   std::unique_ptr<probe::ResultStore> results_;
+  std::unique_ptr<nic::NetdevChanges> netdev_changes_;  // before the cache that calls it
   std::unique_ptr<inventory::GidCache> gid_cache_;
   std::unique_ptr<inventory::PcieTopologyCache> topology_cache_;
   std::unique_ptr<health::HealthLog> health_log_;          // the health collector logs changes here

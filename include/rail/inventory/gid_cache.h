@@ -1,28 +1,40 @@
 // GID tables change when addresses are added or removed, not between two scrapes, and they are
-// most of the files a scrape would read (128 slots x 3 files per port on a large host). They
-// are re-read at most once per refresh interval; everything else is read on every scrape.
+// most of the files a scrape would read (128 or 255 slots per port, every slot a file). A table is
+// re-read when its netdevs change, as rtnetlink tells in the agent's own namespace, and otherwise
+// at most once per refresh interval: that bounds what no notification here announces (a pod's
+// macvlan over the rail in a namespace of its own, an InfiniBand port's subnet prefix, an agent
+// that reads another namespace's /sys).
 #pragma once
 
 #include <chrono>
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "rail/base/clock.h"
+#include "rail/nic/netdev_changes.h"
 #include "rail/sysfs/infiniband.h"
 
 namespace rail::inventory {
 
 class GidCache {
  public:
-  // A zero interval re-reads on every call.
-  explicit GidCache(std::chrono::milliseconds refresh_interval,
-                    const base::Clock& clock = base::SystemClock())
-      : refresh_interval_(refresh_interval), clock_(clock) {}
+  // The kernel applies a netdev's change to the GID tables from a workqueue: a table read within
+  // this long after the notification may predate it, and is read again once it has passed.
+  static constexpr std::chrono::seconds kSettle{2};
 
-  // The port's GID table, read with `read` when absent or older than the refresh interval.
+  // A zero interval re-reads on every call. `changes` (null: the interval alone) outlives the
+  // cache; the netdevs that the tables name are followed.
+  explicit GidCache(std::chrono::milliseconds refresh_interval,
+                    const base::Clock& clock = base::SystemClock(),
+                    nic::NetdevChanges* changes = nullptr)
+      : refresh_interval_(refresh_interval), clock_(clock), changes_(changes) {}
+
+  // The port's GID table, read with `read` when absent, older than the refresh interval, or read
+  // before a change of a netdev it names had settled.
   std::vector<sysfs::GidEntry> Get(const std::string& device, unsigned port,
                                    const std::function<std::vector<sysfs::GidEntry>()>& read);
 
@@ -33,10 +45,15 @@ class GidCache {
     base::TimePoint read_at;
     std::vector<sysfs::GidEntry> gids;
   };
+  bool Fresh(const Entry& entry, base::TimePoint now) const;
+  void FollowNetdevs();
+
   const std::chrono::milliseconds refresh_interval_;
   const base::Clock& clock_;
+  nic::NetdevChanges* const changes_;
   std::mutex mutex_;
   std::map<std::pair<std::string, unsigned>, Entry> entries_;
+  std::optional<base::TimePoint> changed_at_;  // when `changes_` last said so
 };
 
 }  // namespace rail::inventory

@@ -107,6 +107,10 @@ struct InfinibandReadOptions {
   bool counters = true;     // counters/ and counters_ext/ (a software device's: its netdev's)
   bool hw_counters = true;  // hw_counters/
   bool gids = true;         // gids/ and gid_attrs/
+  // node_guid, sys_image_guid, fw_ver, board_id, hca_type, node_type: what a device is, which a
+  // reader that only follows counters (the fabric sampler) does not need every time.
+  bool identity = true;
+  bool port_link_details = true;  // a port's rate, lid and sm_lid (state and phys_state always)
   // Decides, from its name alone, whether a counter file (counters/, counters_ext/,
   // hw_counters/) is read; unset: every one (the fabric sampler reads the few its checks use).
   std::function<bool(std::string_view)> counter_filter;

@@ -29,6 +29,9 @@ struct NetDevice {
 
 struct NetDeviceReadOptions {
   bool statistics = true;  // statistics/ (about 25 files per netdev)
+  // operstate, carrier, mtu, speed, address, type, carrier_changes, carrier_up_count: all but
+  // carrier_down_count, which is always read.
+  bool link_attributes = true;
 };
 
 std::vector<std::string> ListNetDevices(const Filesystem& sys, ReadErrors& errors);

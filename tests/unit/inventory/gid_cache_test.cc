@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+#include <string>
+#include <utility>
+
 #include "support/fake_clock.h"
 
 namespace rail::inventory {
@@ -37,6 +41,71 @@ TEST(GidCacheTest, ZeroIntervalReadsEveryTime) {
   };
   cache.Get("d", 1, read);
   cache.Get("d", 1, read);
+  EXPECT_EQ(reads, 2);
+}
+
+// Says "changed" when told to, and remembers what it was asked to follow.
+class ScriptedChanges final : public nic::NetdevChanges {
+ public:
+  void Follow(const std::set<std::string>& netdevs) override {
+    followed = netdevs;
+    ++follows;
+  }
+  bool Changed() override { return std::exchange(pending, false); }
+  std::size_t Followed() const override { return followed.size(); }
+  bool pending = false;
+  std::set<std::string> followed;
+  int follows = 0;
+};
+
+std::vector<sysfs::GidEntry> Table(std::initializer_list<const char*> netdevs, int generation) {
+  std::vector<sysfs::GidEntry> table;
+  for (const char* netdev : netdevs) {
+    sysfs::GidEntry entry;
+    entry.index = static_cast<unsigned>(generation);
+    entry.netdev = netdev;
+    table.push_back(entry);
+  }
+  return table;
+}
+
+TEST(GidCacheTest, AChangeOfItsNetdevsRereadsBeforeTheInterval) {
+  test::FakeClock clock;
+  ScriptedChanges changes;
+  GidCache cache(5min, clock, &changes);
+  int reads = 0;
+  auto read = [&reads] { return Table({"eth2", "eth2.100"}, ++reads); };
+  cache.Get("mlx5_0", 1, read);
+  EXPECT_EQ(changes.followed, (std::set<std::string>{"eth2", "eth2.100"}))
+      << "the netdevs its table names are followed";
+  clock.Advance(1min);
+  EXPECT_EQ(cache.Get("mlx5_0", 1, read).front().index, 1u) << "nothing changed: kept";
+  changes.pending = true;
+  clock.Advance(10s);
+  EXPECT_EQ(cache.Get("mlx5_0", 1, read).front().index, 2u) << "changed: read again";
+  clock.Advance(1s);
+  EXPECT_EQ(cache.Get("mlx5_0", 1, read).front().index, 3u)
+      << "the last read came before the change had settled in the kernel's workqueue";
+  clock.Advance(GidCache::kSettle);
+  EXPECT_EQ(cache.Get("mlx5_0", 1, read).front().index, 4u) << "so was that one";
+  EXPECT_EQ(cache.Get("mlx5_0", 1, read).front().index, 4u) << "read after it settled: kept";
+  EXPECT_EQ(cache.Get("mlx5_0", 2, read).front().index, 5u) << "a new port is read at once";
+  EXPECT_EQ(changes.follows, 5) << "followed again after every read (an ifindex can change)";
+  clock.Advance(5min);
+  EXPECT_EQ(cache.Get("mlx5_0", 1, read).front().index, 6u) << "the interval still bounds it";
+}
+
+TEST(GidCacheTest, WithoutChangesTheIntervalAloneRereads) {
+  test::FakeClock clock;
+  GidCache cache(5min, clock, nullptr);
+  int reads = 0;
+  auto read = [&reads] { return Table({"eth2"}, ++reads); };
+  cache.Get("mlx5_0", 1, read);
+  clock.Advance(4min);
+  cache.Get("mlx5_0", 1, read);
+  EXPECT_EQ(reads, 1);
+  clock.Advance(1min);
+  cache.Get("mlx5_0", 1, read);
   EXPECT_EQ(reads, 2);
 }
 

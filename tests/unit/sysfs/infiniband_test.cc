@@ -191,6 +191,33 @@ TEST(ReadInfiniband, CounterFilterReadsOnlyTheNamedCounters) {
   }
 }
 
+TEST(ReadInfiniband, WithoutIdentityOrLinkDetailsThePortsAndCountersAreStillRead) {
+  RootedFilesystem fs(kSparkSys);
+  ReadErrors errors;
+  InfinibandReadOptions options;
+  options.identity = false;
+  options.port_link_details = false;
+  const auto devices = ReadInfiniband(fs, options, errors);
+  EXPECT_TRUE(errors.empty()) << Describe(errors);
+  const auto full = ReadInfiniband(fs, {}, errors);
+  ASSERT_EQ(devices.size(), full.size());
+  for (std::size_t i = 0; i < devices.size(); ++i) {
+    const InfinibandDevice& device = devices[i];
+    EXPECT_FALSE(device.node_guid || device.sys_image_guid || device.fw_ver || device.board_id ||
+                 device.hca_type || device.node_type)
+        << device.name;
+    EXPECT_EQ(device.netdevs, full[i].netdevs) << "rails still find their netdev";
+    ASSERT_EQ(device.ports.size(), full[i].ports.size());
+    const InfinibandPort& port = device.ports[0];
+    EXPECT_FALSE(port.rate || port.lid || port.sm_lid) << device.name;
+    EXPECT_EQ(port.IsActive(), full[i].ports[0].IsActive()) << "state and phys_state are read";
+    EXPECT_EQ(port.link_layer, full[i].ports[0].link_layer);
+    EXPECT_EQ(port.hw_counters, full[i].ports[0].hw_counters);
+    EXPECT_EQ(port.gids.size(), full[i].ports[0].gids.size());
+  }
+  EXPECT_TRUE(full[0].node_guid && full[0].ports[0].rate) << "the full read has them";
+}
+
 TEST(ReadInfiniband, ProcfsFixtureMatchesProcfsExpectations) {
   RootedFilesystem fs(kProcfs);
   ReadErrors errors;

@@ -60,6 +60,26 @@ TEST(ReadNetDevice, SparkRailNetdev) {
   EXPECT_EQ(dev->statistics.at("rx_dropped"), 3u);
 }
 
+TEST(ReadNetDevice, WithoutLinkAttributesOnlyCarrierDownCountAndStatistics) {
+  RootedFilesystem fs(kSparkSys);
+  ReadErrors errors;
+  NetDeviceReadOptions options;
+  options.link_attributes = false;
+  auto dev = ReadNetDevice(fs, "enp1s0f0np0", errors, options);
+  ASSERT_TRUE(dev);
+  EXPECT_TRUE(errors.empty());
+  EXPECT_FALSE(dev->operstate);
+  EXPECT_FALSE(dev->carrier);
+  EXPECT_FALSE(dev->mtu);
+  EXPECT_FALSE(dev->speed_mbps);
+  EXPECT_FALSE(dev->address);
+  EXPECT_FALSE(dev->type);
+  EXPECT_FALSE(dev->carrier_changes);
+  EXPECT_EQ(dev->carrier_down_count, ReadNetDevice(fs, "enp1s0f0np0", errors)->carrier_down_count);
+  EXPECT_TRUE(dev->carrier_down_count) << "the spark fixture has carrier_down_count";
+  EXPECT_EQ(dev->statistics.size(), 10u);
+}
+
 TEST(ReadNetDevice, LoopbackHasNoSpeed) {
   RootedFilesystem fs(kSparkSys);
   ReadErrors errors;
