@@ -61,13 +61,22 @@ void FabricSampler::Stop() {
 void FabricSampler::SampleOnce() {
   sysfs::ReadErrors errors;  // a scrape counts and logs what fails; a sample only skips it
   inventory::Snapshot snapshot(sources_, errors);
+  const auto now = clock_.Now();
+  if (devices_ && now - discovered_at_ < kRediscoverAfter &&
+      sysfs::RereadCounters(*sources_.sys, *devices_, errors)) {
+    snapshot.UseDevices(*devices_);
+  } else {
+    devices_ = snapshot.Devices();
+    discovered_at_ = now;
+    discoveries_.fetch_add(1);
+  }
   HealthInputs inputs;
   inputs.rails = &snapshot.Rails();
   inputs.devices = &snapshot.Devices();
   inputs.net_devices = &snapshot.NetDevices();
   inputs.fabric = &snapshot.Fabric();
   inputs.thresholds = thresholds_;
-  detail::ObserveFabric(inputs, clock_.Now(), *history_);
+  detail::ObserveFabric(inputs, now, *history_);
   samples_.fetch_add(1);
 }
 

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <utility>
 
+#include "sysfs/port_counters.h"
 #include "sysfs/read_file.h"
 
 namespace rail::sysfs {
@@ -42,36 +43,6 @@ bool Contains(const std::vector<std::string>& sorted, std::string_view name) {
                             [](std::string_view a, std::string_view b) { return a < b; });
 }
 
-// One counter file. `width_bits` is the assumed width; `unit` converts words to bytes.
-std::optional<PortCounter> ReadCounter(const Filesystem& fs, const std::string& path,
-                                       unsigned width_bits, std::uint64_t unit,
-                                       ReadErrors& errors) {
-  auto text = detail::ReadText(fs, path, errors, Presence::kOptional);
-  if (!text) return std::nullopt;
-  auto parsed = ParseCounterText(*text);
-  if (!parsed) {
-    detail::AddMalformed(errors, path, *text);
-    return std::nullopt;
-  }
-  if (parsed->not_available) return std::nullopt;
-
-  const std::uint64_t raw = *parsed->value;
-  PortCounter counter;
-  counter.width_bits = width_bits;
-  // A value above the classic maximum proves the driver serves a wider counter than the
-  // unicast_*/counters_ext rule detects (procfs' hfi1 fixture: 273558326543 words without
-  // either), so it cannot be pegged at the classic maximum.
-  if (width_bits < 64 && raw > (std::uint64_t{1} << width_bits) - 1) counter.width_bits = 64;
-  counter.saturated = IsSaturated(raw, counter.width_bits);
-  if (unit > 1 && raw > std::numeric_limits<std::uint64_t>::max() / unit) {
-    counter.value = std::numeric_limits<std::uint64_t>::max();
-    counter.saturated = true;
-  } else {
-    counter.value = raw * unit;
-  }
-  return counter;
-}
-
 // Whether the counter file `name` (counters/, counters_ext/, hw_counters/) is read.
 bool Wanted(const InfinibandReadOptions& options, std::string_view name) {
   return !options.counter_filter || options.counter_filter(name);
@@ -94,16 +65,16 @@ void ReadPmaCounters(const Filesystem& fs, const std::string& port_dir,
 
   for (const PmaCounterSpec& spec : PmaCounterSpecs()) {
     if (!Contains(present, spec.file) || !Wanted(options, spec.file)) continue;
-    const unsigned width = spec.extended_width && port.has_extended_counters ? 64 : spec.width_bits;
-    auto counter = ReadCounter(fs, JoinPath(counters_dir, spec.file), width, spec.unit, errors);
+    const unsigned width = detail::PmaCounterWidth(spec, port.has_extended_counters);
+    auto counter =
+        detail::ReadPortCounter(fs, JoinPath(counters_dir, spec.file), width, spec.unit, errors);
     if (counter) port.counters.emplace(spec.file, *counter);
   }
 
   for (const std::string& name : ext_present) {
     if (!Wanted(options, name)) continue;
-    // port_xmit_data_64 and port_rcv_data_64 count 4-byte words like their 32-bit siblings.
-    const std::uint64_t unit = name.find("_data") != std::string::npos ? 4 : 1;
-    auto counter = ReadCounter(fs, JoinPath(ext_dir, name), 64, unit, errors);
+    auto counter = detail::ReadPortCounter(fs, JoinPath(ext_dir, name), 64,
+                                           detail::CountersExtUnit(name), errors);
     if (counter) port.counters_ext.emplace(name, *counter);
   }
 }

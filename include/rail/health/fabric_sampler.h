@@ -10,7 +10,9 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
+#include <vector>
 
 #include "rail/base/clock.h"
 #include "rail/health/checks.h"
@@ -20,6 +22,11 @@ namespace rail::health {
 
 class FabricSampler {
  public:
+  // How long a sample re-reads the counter values of the devices the last full sample found
+  // before finding the rails again (listings, ports, GID tables): a rail that appears is sampled
+  // within this long, and a device that goes sooner (a value that cannot be read).
+  static constexpr std::chrono::minutes kRediscoverAfter{1};
+
   // `sources` (copied; what it points to outlives the sampler): what each sample reads, the NIC
   // statistics only when sources.fabric is set. `history`: the one the scrapes' checks read.
   FabricSampler(inventory::Sources sources, Thresholds thresholds,
@@ -35,6 +42,8 @@ class FabricSampler {
   void Stop();
   // One sample at the clock's now.
   void SampleOnce();
+  // Samples that found the rails afresh (the first, and one every kRediscoverAfter).
+  std::uint64_t Discoveries() const { return discoveries_.load(); }
   // Samples taken so far.
   std::uint64_t Samples() const { return samples_.load(); }
 
@@ -46,6 +55,10 @@ class FabricSampler {
   const std::shared_ptr<CounterHistory> history_;
   const base::Clock& clock_;
   std::atomic<std::uint64_t> samples_{0};
+  std::atomic<std::uint64_t> discoveries_{0};
+  // What the last full sample found, and when; used by the sampling thread alone.
+  std::optional<std::vector<sysfs::InfinibandDevice>> devices_;
+  base::TimePoint discovered_at_{};
 
   std::mutex mutex_;
   std::condition_variable wake_;

@@ -69,6 +69,9 @@ class Snapshot {
       : sources_(sources), errors_(errors) {}
 
   const std::vector<sysfs::InfinibandDevice>& Devices();
+  // Devices read before (their values re-read by the caller: sysfs::RereadCounters) instead of
+  // reading them: the rails, their netdevs and NIC statistics are then found from these.
+  void UseDevices(std::vector<sysfs::InfinibandDevice> devices) { devices_ = std::move(devices); }
   const std::vector<Rail>& Rails();
   const std::vector<sysfs::Bond>& Bonds();
   // The netdevs the netclass collector reports: rails' and RDMA devices' netdevs, bonds and

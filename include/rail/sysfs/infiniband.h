@@ -127,6 +127,13 @@ std::vector<InfinibandDevice> ReadInfiniband(const Filesystem& sys,
                                              const InfinibandReadOptions& options,
                                              ReadErrors& errors);
 
+// Reads again the counter values of devices read before (the counters/, counters_ext/ and
+// hw_counters/ files, and a software device's netdev statistics, that each port already holds)
+// and nothing else: no listing, no attribute, no GID. False when one of them cannot be read (a
+// device removed, or re-created without it): the caller reads the devices afresh.
+bool RereadCounters(const Filesystem& sys, std::vector<InfinibandDevice>& devices,
+                    ReadErrors& errors);
+
 // Reads one port's GID table (gids/, gid_attrs/types, gid_attrs/ndevs), skipping empty slots
 // without touching their attributes.
 std::vector<GidEntry> ReadGidTable(const Filesystem& sys, const std::string& device, unsigned port,

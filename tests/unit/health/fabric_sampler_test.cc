@@ -160,6 +160,56 @@ TEST_F(FabricSamplerTest, ASampleReadsOnlyTheCountersItRecords) {
   EXPECT_FALSE(verdict->ok) << "carrier_down_count is still read";
 }
 
+const std::string kOutOfSequence =
+    "class/infiniband/rocep1s0f0/ports/1/hw_counters/out_of_sequence";
+
+// Between two discoveries a sample lists nothing, reads no port attribute and no GID, and still
+// records what the counters say.
+TEST_F(FabricSamplerTest, BetweenDiscoveriesASampleRereadsTheCounterValuesAlone) {
+  Thresholds thresholds;
+  thresholds.fabric_sample_interval = base::Duration::zero();
+  FabricSampler sampler(sources_, thresholds, context_.counter_history, clock_);
+  sampler.Start();
+  EXPECT_EQ(sampler.Discoveries(), 1u);
+  const std::size_t before = sys_.accessed().size();
+  clock_.Advance(10s);
+  sys_.AddFile(kOutOfSequence, "12\n");
+  sampler.SampleOnce();
+  EXPECT_EQ(sampler.Discoveries(), 1u);
+  bool reread = false;
+  for (std::size_t i = before; i < sys_.accessed().size(); ++i) {
+    const std::string& path = sys_.accessed()[i];
+    EXPECT_NE(path, "class/infiniband") << "no device listing";
+    EXPECT_FALSE(path.ends_with("/ports") || path.ends_with("/state") ||
+                 path.find("/gids/") != std::string::npos)
+        << path;
+    reread = reread || path == kOutOfSequence;
+  }
+  EXPECT_TRUE(reread);
+  // The history's key for a port counter: hw_counters/<rail>/<file>.
+  const auto rise = context_.counter_history->Delta("hw_counters/rocep1s0f0:1/out_of_sequence",
+                                                    thresholds.fabric_window);
+  ASSERT_TRUE(rise);
+  EXPECT_EQ(rise->increase, 10.0) << "2 at the discovery, 12 at the re-read";
+  clock_.Advance(FabricSampler::kRediscoverAfter);
+  sampler.SampleOnce();
+  EXPECT_EQ(sampler.Discoveries(), 2u) << "the rails found again after a minute";
+}
+
+TEST_F(FabricSamplerTest, ACounterThatCannotBeReadAgainFindsTheRailsAgain) {
+  Thresholds thresholds;
+  thresholds.fabric_sample_interval = base::Duration::zero();
+  FabricSampler sampler(sources_, thresholds, context_.counter_history, clock_);
+  sampler.Start();
+  clock_.Advance(10s);
+  sys_.Remove(kOutOfSequence);  // a device re-created without it, or gone
+  sampler.SampleOnce();
+  EXPECT_EQ(sampler.Discoveries(), 2u);
+  clock_.Advance(10s);
+  sampler.SampleOnce();
+  EXPECT_EQ(sampler.Discoveries(), 2u) << "what the new discovery found reads again";
+}
+
 TEST_F(FabricSamplerTest, ItsThreadSamplesAndStopsAtOnce) {
   Thresholds thresholds;
   thresholds.fabric_sample_interval = 1ms;

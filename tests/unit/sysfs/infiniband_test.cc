@@ -218,6 +218,29 @@ TEST(ReadInfiniband, WithoutIdentityOrLinkDetailsThePortsAndCountersAreStillRead
   EXPECT_TRUE(full[0].node_guid && full[0].ports[0].rate) << "the full read has them";
 }
 
+TEST(RereadCounters, ReadsTheValuesAgainAndFailsWhenOneIsGone) {
+  rail::test::FakeFilesystem fs(kSparkSys);
+  ReadErrors errors;
+  auto devices = ReadInfiniband(fs, {}, errors);
+  ASSERT_FALSE(devices.empty());
+  const std::string port = "class/infiniband/" + devices[0].name + "/ports/1/";
+  fs.AddFile(port + "hw_counters/np_cnp_sent", "1017\n");
+  fs.AddFile(port + "counters/port_xmit_data", "100\n");
+  const std::size_t reads_before = fs.reads().size();
+  ASSERT_TRUE(RereadCounters(fs, devices, errors)) << Describe(errors);
+  EXPECT_EQ(devices[0].ports[0].hw_counters.at("np_cnp_sent"), 1017u);
+  EXPECT_EQ(devices[0].ports[0].counters.at("port_xmit_data").value, 400u) << "4-byte words";
+  std::size_t counter_files = 0;
+  for (const auto& device : devices) {
+    for (const auto& p : device.ports) {
+      counter_files += p.counters.size() + p.counters_ext.size() + p.hw_counters.size();
+    }
+  }
+  EXPECT_EQ(fs.reads().size() - reads_before, counter_files) << "those files and no other";
+  fs.Remove(port + "hw_counters/np_cnp_sent");
+  EXPECT_FALSE(RereadCounters(fs, devices, errors));
+}
+
 TEST(ReadInfiniband, ProcfsFixtureMatchesProcfsExpectations) {
   RootedFilesystem fs(kProcfs);
   ReadErrors errors;
