@@ -60,6 +60,8 @@ int OnNotification(const nlmsghdr* message, void* data) {
   }
 }
 
+constexpr std::size_t kDatagramBytes = 32768;
+
 }  // namespace
 
 namespace detail {
@@ -112,17 +114,23 @@ void RtnetlinkChanges::Follow(const std::set<std::string>& netdevs) {
 
 bool RtnetlinkChanges::Changed() {
   std::lock_guard lock(mutex_);
-  std::vector<std::byte> buffer(MNL_SOCKET_BUFFER_SIZE);
+  // A link notification carries the netdev's statistics and attributes: a few KiB, under this.
+  if (buffer_.empty()) buffer_.resize(kDatagramBytes);
   bool changed = false;
   for (;;) {
-    const ssize_t received = mnl_socket_recvfrom(socket_, buffer.data(), buffer.size());
+    const ssize_t received = mnl_socket_recvfrom(socket_, buffer_.data(), buffer_.size());
     if (received < 0) {
       if (errno == EINTR) continue;
-      // ENOBUFS: the socket overflowed and what was dropped may have named a followed netdev.
+      // ENOSPC: a datagram longer than the buffer, cut. Like one the kernel dropped (ENOBUFS:
+      // the socket overflowed), it may have named a followed netdev.
+      if (errno == ENOSPC) {
+        changed = changed || !followed_.empty();
+        continue;
+      }
       return changed || (errno == ENOBUFS && !followed_.empty());
     }
     if (!changed && !followed_.empty()) {
-      changed = detail::NamesFollowed(std::span(buffer.data(), static_cast<std::size_t>(received)),
+      changed = detail::NamesFollowed(std::span(buffer_.data(), static_cast<std::size_t>(received)),
                                       followed_);
     }
   }

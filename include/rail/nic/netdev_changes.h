@@ -9,6 +9,7 @@
 #include <set>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "rail/sysfs/filesystem.h"
 
@@ -49,6 +50,7 @@ class RtnetlinkChanges final : public NetdevChanges {
   mnl_socket* const socket_;  // owned; closed by the destructor
   mutable std::mutex mutex_;
   std::set<unsigned> followed_;
+  std::vector<std::byte> buffer_;  // one datagram at a time, kept between calls
 };
 
 namespace detail {
