@@ -25,6 +25,9 @@ class GidCache {
   // The kernel applies a netdev's change to the GID tables from a workqueue: a table read within
   // this long after the notification may predate it, and is read again once it has passed.
   static constexpr std::chrono::seconds kSettle{2};
+  // The notifications are looked at, and the tables' netdevs followed again after a read, at most
+  // this often: once for all the ports a scrape or a sample asks for.
+  static constexpr std::chrono::seconds kPollInterval{1};
 
   // A zero interval re-reads on every call. `changes` (null: the interval alone) outlives the
   // cache; the netdevs that the tables name are followed.
@@ -46,6 +49,7 @@ class GidCache {
     std::vector<sysfs::GidEntry> gids;
   };
   bool Fresh(const Entry& entry, base::TimePoint now) const;
+  void Poll(base::TimePoint now);
   void FollowNetdevs();
 
   const std::chrono::milliseconds refresh_interval_;
@@ -54,6 +58,8 @@ class GidCache {
   std::mutex mutex_;
   std::map<std::pair<std::string, unsigned>, Entry> entries_;
   std::optional<base::TimePoint> changed_at_;  // when `changes_` last said so
+  std::optional<base::TimePoint> polled_at_;
+  bool follow_due_ = false;  // a table was read since the netdevs were last followed
 };
 
 }  // namespace rail::inventory

@@ -28,8 +28,6 @@ class NetdevChanges {
   // (state, name, master, deleted), a device appeared over one (its IFLA_LINK or IFLA_MASTER), or
   // the kernel dropped notifications that might have said so.
   virtual bool Changed() = 0;
-  // How many netdevs are followed now.
-  virtual std::size_t Followed() const = 0;
 };
 
 // rtnetlink's RTMGRP_LINK, RTMGRP_IPV4_IFADDR and RTMGRP_IPV6_IFADDR, read without blocking when
@@ -42,7 +40,8 @@ class RtnetlinkChanges final : public NetdevChanges {
   ~RtnetlinkChanges() override;
   void Follow(const std::set<std::string>& netdevs) override;
   bool Changed() override;
-  std::size_t Followed() const override;
+  // How many netdevs are followed now.
+  std::size_t Followed() const;
 
  private:
   RtnetlinkChanges(const sysfs::Filesystem& sys, mnl_socket* socket);

@@ -51,11 +51,14 @@ class ScriptedChanges final : public nic::NetdevChanges {
     followed = netdevs;
     ++follows;
   }
-  bool Changed() override { return std::exchange(pending, false); }
-  std::size_t Followed() const override { return followed.size(); }
+  bool Changed() override {
+    ++polls;
+    return std::exchange(pending, false);
+  }
   bool pending = false;
   std::set<std::string> followed;
   int follows = 0;
+  int polls = 0;
 };
 
 std::vector<sysfs::GidEntry> Table(std::initializer_list<const char*> netdevs, int generation) {
@@ -76,10 +79,10 @@ TEST(GidCacheTest, AChangeOfItsNetdevsRereadsBeforeTheInterval) {
   int reads = 0;
   auto read = [&reads] { return Table({"eth2", "eth2.100"}, ++reads); };
   cache.Get("mlx5_0", 1, read);
-  EXPECT_EQ(changes.followed, (std::set<std::string>{"eth2", "eth2.100"}))
-      << "the netdevs its table names are followed";
   clock.Advance(1min);
   EXPECT_EQ(cache.Get("mlx5_0", 1, read).front().index, 1u) << "nothing changed: kept";
+  EXPECT_EQ(changes.followed, (std::set<std::string>{"eth2", "eth2.100"}))
+      << "the netdevs its table names are followed (at the poll after the read)";
   changes.pending = true;
   clock.Advance(10s);
   EXPECT_EQ(cache.Get("mlx5_0", 1, read).front().index, 2u) << "changed: read again";
@@ -90,9 +93,27 @@ TEST(GidCacheTest, AChangeOfItsNetdevsRereadsBeforeTheInterval) {
   EXPECT_EQ(cache.Get("mlx5_0", 1, read).front().index, 4u) << "so was that one";
   EXPECT_EQ(cache.Get("mlx5_0", 1, read).front().index, 4u) << "read after it settled: kept";
   EXPECT_EQ(cache.Get("mlx5_0", 2, read).front().index, 5u) << "a new port is read at once";
-  EXPECT_EQ(changes.follows, 5) << "followed again after every read (an ifindex can change)";
+  clock.Advance(GidCache::kPollInterval);
+  cache.Get("mlx5_0", 2, read);
+  EXPECT_EQ(changes.follows, 4)
+      << "followed again at the poll after each read, the last two reads at one (an ifindex can "
+         "change)";
   clock.Advance(5min);
   EXPECT_EQ(cache.Get("mlx5_0", 1, read).front().index, 6u) << "the interval still bounds it";
+}
+
+TEST(GidCacheTest, ThePortsOfOneScrapeLookAtTheNotificationsOnce) {
+  test::FakeClock clock;
+  ScriptedChanges changes;
+  GidCache cache(5min, clock, &changes);
+  auto read = [] { return Table({"eth2"}, 1); };
+  for (unsigned port = 1; port <= 8; ++port) cache.Get("mlx5_" + std::to_string(port), 1, read);
+  EXPECT_EQ(changes.polls, 1);
+  EXPECT_EQ(changes.follows, 0) << "followed at the next poll";
+  clock.Advance(15s);
+  for (unsigned port = 1; port <= 8; ++port) cache.Get("mlx5_" + std::to_string(port), 1, read);
+  EXPECT_EQ(changes.polls, 2);
+  EXPECT_EQ(changes.follows, 1) << "once for the eight tables read";
 }
 
 TEST(GidCacheTest, WithoutChangesTheIntervalAloneRereads) {
