@@ -179,6 +179,14 @@ constexpr std::pair<std::string_view, std::string_view> kExtendedReplacement[] =
 
 }  // namespace
 
+namespace detail {
+
+std::string PortDirectory(const std::string& device, unsigned port) {
+  return JoinPath(JoinPath(JoinPath(kInfinibandClassDir, device), "ports"), std::to_string(port));
+}
+
+}  // namespace detail
+
 const std::vector<PmaCounterSpec>& PmaCounterSpecs() {
   // Widths from the IB spec's PortCounters attribute. unicast_*/multicast_* exist only in
   // PortCountersExtended, so they are always 64 bits wide.
@@ -234,8 +242,7 @@ std::vector<InfinibandDevice> ReadInfiniband(const Filesystem& sys,
 
 std::vector<GidEntry> ReadGidTable(const Filesystem& sys, const std::string& device, unsigned port,
                                    ReadErrors& errors) {
-  const std::string port_dir =
-      JoinPath(JoinPath(JoinPath(kInfinibandClassDir, device), "ports"), std::to_string(port));
+  const std::string port_dir = detail::PortDirectory(device, port);
   const std::string gids_dir = JoinPath(port_dir, "gids");
   const std::string types_dir = JoinPath(port_dir, "gid_attrs/types");
   const std::string ndevs_dir = JoinPath(port_dir, "gid_attrs/ndevs");

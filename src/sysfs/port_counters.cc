@@ -45,10 +45,6 @@ std::uint64_t CountersExtUnit(std::string_view name) {
   return name.find("_data") != std::string_view::npos ? 4 : 1;
 }
 
-std::string PortDirectory(const std::string& device, unsigned port) {
-  return "class/infiniband/" + device + "/ports/" + std::to_string(port);
-}
-
 }  // namespace detail
 
 namespace {

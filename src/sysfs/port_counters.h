@@ -24,7 +24,7 @@ unsigned PmaCounterWidth(const PmaCounterSpec& spec, bool has_extended_counters)
 // their 32-bit siblings.
 std::uint64_t CountersExtUnit(std::string_view name);
 
-// class/infiniband/<device>/ports/<port>
+// class/infiniband/<device>/ports/<port> (infiniband.cc)
 std::string PortDirectory(const std::string& device, unsigned port);
 
 }  // namespace rail::sysfs::detail
