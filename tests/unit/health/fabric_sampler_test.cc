@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,13 @@ class FabricSamplerTest : public ::testing::Test {
     context_.observe_fabric = false;
   }
 
+  // A sampler of sources_ into the scrapes' history; a zero interval: the test takes every sample.
+  std::unique_ptr<FabricSampler> Sampler(base::Duration interval = base::Duration::zero()) {
+    Thresholds thresholds;
+    thresholds.fabric_sample_interval = interval;
+    return std::make_unique<FabricSampler>(sources_, thresholds, context_.counter_history, clock_);
+  }
+
   // A scrape's verdict of `check` on the rail whose netdev flaps, or nullptr.
   std::optional<CheckResult> Verdict(const std::string& check) {
     sysfs::ReadErrors errors;
@@ -55,15 +63,13 @@ class FabricSamplerTest : public ::testing::Test {
 };
 
 TEST_F(FabricSamplerTest, AFlapBeforeTheFirstScrapeShowsOnIt) {
-  Thresholds thresholds;
-  thresholds.fabric_sample_interval = base::Duration::zero();  // samples taken by the test
-  FabricSampler sampler(sources_, thresholds, context_.counter_history, clock_);
-  sampler.Start();  // the baseline: carrier_down_count 3
-  EXPECT_EQ(sampler.Samples(), 1u);
+  auto sampler = Sampler();
+  sampler->Start();  // the baseline: carrier_down_count 3
+  EXPECT_EQ(sampler->Samples(), 1u);
   EXPECT_FALSE(Verdict("link_flaps")) << "one sample: nothing to compare with yet";
   clock_.Advance(10s);
   sys_.AddFile(kCarrier, "6\n");  // down and up three times
-  sampler.SampleOnce();
+  sampler->SampleOnce();
   // The first scrape, which samples nothing itself.
   const auto verdict = Verdict("link_flaps");
   ASSERT_TRUE(verdict);
@@ -75,12 +81,10 @@ TEST_F(FabricSamplerTest, AFlapBeforeTheFirstScrapeShowsOnIt) {
 }
 
 TEST_F(FabricSamplerTest, ScrapesThatDoNotSampleChangeNothing) {
-  Thresholds thresholds;
-  thresholds.fabric_sample_interval = base::Duration::zero();
-  FabricSampler sampler(sources_, thresholds, context_.counter_history, clock_);
-  sampler.Start();
+  auto sampler = Sampler();
+  sampler->Start();
   clock_.Advance(10s);
-  sampler.SampleOnce();
+  sampler->SampleOnce();
   const auto once = Verdict("link_flaps");
   ASSERT_TRUE(once);
   EXPECT_TRUE(once->ok);
@@ -90,7 +94,7 @@ TEST_F(FabricSamplerTest, ScrapesThatDoNotSampleChangeNothing) {
     clock_.Advance(1s);
     EXPECT_TRUE(Verdict("link_flaps")->ok);
   }
-  sampler.SampleOnce();
+  sampler->SampleOnce();
   EXPECT_FALSE(Verdict("link_flaps")->ok) << "the sampler's next sample sees the flaps";
 }
 
@@ -124,10 +128,8 @@ class RecordingFilesystem final : public sysfs::Filesystem {
 TEST_F(FabricSamplerTest, ASampleReadsOnlyTheCountersItRecords) {
   RecordingFilesystem recording(sys_);
   sources_.sys = &recording;
-  Thresholds thresholds;
-  thresholds.fabric_sample_interval = base::Duration::zero();
-  FabricSampler sampler(sources_, thresholds, context_.counter_history, clock_);
-  sampler.SampleOnce();
+  auto sampler = Sampler();
+  sampler->SampleOnce();
   const auto sampled = nic::FabricHwCounterFiles();
   // What a device is, a port's rate and LIDs and a netdev's link attributes: the scrapes' reads.
   const std::vector<std::string> scrapes_only = {
@@ -154,7 +156,7 @@ TEST_F(FabricSamplerTest, ASampleReadsOnlyTheCountersItRecords) {
   EXPECT_EQ(link_downed, 4u) << "one a port: the spark tree has four RDMA devices";
   clock_.Advance(10s);
   sys_.AddFile(kCarrier, "4\n");
-  sampler.SampleOnce();
+  sampler->SampleOnce();
   const auto verdict = Verdict("link_flaps");
   ASSERT_TRUE(verdict);
   EXPECT_FALSE(verdict->ok) << "carrier_down_count is still read";
@@ -166,16 +168,14 @@ const std::string kOutOfSequence =
 // Between two discoveries a sample lists nothing, reads no port attribute and no GID, and still
 // records what the counters say.
 TEST_F(FabricSamplerTest, BetweenDiscoveriesASampleRereadsTheCounterValuesAlone) {
-  Thresholds thresholds;
-  thresholds.fabric_sample_interval = base::Duration::zero();
-  FabricSampler sampler(sources_, thresholds, context_.counter_history, clock_);
-  sampler.Start();
-  EXPECT_EQ(sampler.Discoveries(), 1u);
+  auto sampler = Sampler();
+  sampler->Start();
+  EXPECT_EQ(sampler->Discoveries(), 1u);
   const std::size_t before = sys_.accessed().size();
   clock_.Advance(10s);
   sys_.AddFile(kOutOfSequence, "12\n");
-  sampler.SampleOnce();
-  EXPECT_EQ(sampler.Discoveries(), 1u);
+  sampler->SampleOnce();
+  EXPECT_EQ(sampler->Discoveries(), 1u);
   bool reread = false;
   for (std::size_t i = before; i < sys_.accessed().size(); ++i) {
     const std::string& path = sys_.accessed()[i];
@@ -188,47 +188,41 @@ TEST_F(FabricSamplerTest, BetweenDiscoveriesASampleRereadsTheCounterValuesAlone)
   EXPECT_TRUE(reread);
   // The history's key for a port counter: hw_counters/<rail>/<file>.
   const auto rise = context_.counter_history->Delta("hw_counters/rocep1s0f0:1/out_of_sequence",
-                                                    thresholds.fabric_window);
+                                                    Thresholds{}.fabric_window);
   ASSERT_TRUE(rise);
   EXPECT_EQ(rise->increase, 10.0) << "2 at the discovery, 12 at the re-read";
   clock_.Advance(FabricSampler::kRediscoverAfter);
-  sampler.SampleOnce();
-  EXPECT_EQ(sampler.Discoveries(), 2u) << "the rails found again after a minute";
+  sampler->SampleOnce();
+  EXPECT_EQ(sampler->Discoveries(), 2u) << "the rails found again after a minute";
 }
 
 TEST_F(FabricSamplerTest, ACounterThatCannotBeReadAgainFindsTheRailsAgain) {
-  Thresholds thresholds;
-  thresholds.fabric_sample_interval = base::Duration::zero();
-  FabricSampler sampler(sources_, thresholds, context_.counter_history, clock_);
-  sampler.Start();
+  auto sampler = Sampler();
+  sampler->Start();
   clock_.Advance(10s);
   sys_.Remove(kOutOfSequence);  // a device re-created without it, or gone
-  sampler.SampleOnce();
-  EXPECT_EQ(sampler.Discoveries(), 2u);
+  sampler->SampleOnce();
+  EXPECT_EQ(sampler->Discoveries(), 2u);
   clock_.Advance(10s);
-  sampler.SampleOnce();
-  EXPECT_EQ(sampler.Discoveries(), 2u) << "what the new discovery found reads again";
+  sampler->SampleOnce();
+  EXPECT_EQ(sampler->Discoveries(), 2u) << "what the new discovery found reads again";
 }
 
 TEST_F(FabricSamplerTest, ItsThreadSamplesAndStopsAtOnce) {
-  Thresholds thresholds;
-  thresholds.fabric_sample_interval = 1ms;
-  FabricSampler sampler(sources_, thresholds, context_.counter_history, clock_);
-  sampler.Start();
-  while (sampler.Samples() < 3) std::this_thread::yield();
-  sampler.Stop();
-  const auto taken = sampler.Samples();
-  sampler.Stop();  // idempotent
-  EXPECT_EQ(sampler.Samples(), taken) << "no sample after Stop";
+  auto sampler = Sampler(1ms);
+  sampler->Start();
+  while (sampler->Samples() < 3) std::this_thread::yield();
+  sampler->Stop();
+  const auto taken = sampler->Samples();
+  sampler->Stop();  // idempotent
+  EXPECT_EQ(sampler->Samples(), taken) << "no sample after Stop";
 }
 
 TEST_F(FabricSamplerTest, AStopDuringALongIntervalDoesNotWaitItOut) {
-  Thresholds thresholds;
-  thresholds.fabric_sample_interval = std::chrono::hours(1);
-  FabricSampler sampler(sources_, thresholds, context_.counter_history, clock_);
-  sampler.Start();
-  sampler.Stop();  // would block for an hour (and ctest's timeout fail it) if it waited
-  EXPECT_EQ(sampler.Samples(), 1u);
+  auto sampler = Sampler(std::chrono::hours(1));
+  sampler->Start();
+  sampler->Stop();  // would block for an hour (and ctest's timeout fail it) if it waited
+  EXPECT_EQ(sampler->Samples(), 1u);
 }
 
 }  // namespace
