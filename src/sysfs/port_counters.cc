@@ -55,8 +55,10 @@ bool RereadPmaCounters(const Filesystem& sys, const std::string& dir, Infiniband
                        ReadErrors& errors) {
   const auto& specs = PmaCounterSpecs();
   for (auto& [name, counter] : port.counters) {
+    // Clang before 16 cannot capture a structured binding, so the lambda gets a plain reference.
+    const std::string& file = name;
     const auto spec = std::find_if(specs.begin(), specs.end(),
-                                   [&](const PmaCounterSpec& s) { return name == s.file; });
+                                   [&](const PmaCounterSpec& s) { return file == s.file; });
     if (spec == specs.end()) return false;
     auto value = detail::ReadPortCounter(sys, JoinPath(dir, "counters/" + name),
                                          detail::PmaCounterWidth(*spec, port.has_extended_counters),
