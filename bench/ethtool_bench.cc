@@ -98,8 +98,10 @@ BENCHMARK(BM_RailsCollectorBaseline)->Unit(benchmark::kMicrosecond);
 
 // The ethtool collector and the health collector together, the counter history holding two
 // samples 10 s apart taken by the fabric sampler (as in the agent), so that every windowed fabric
-// rule judges every rail each scrape; with `samples` 0 the history is empty and the rules find no
-// rise to judge. The difference between the two is what the windowed rules cost a scrape.
+// rule judges every rail each scrape; with `samples` 0 the history holds the first scrape's
+// reading alone and the rules find no rise to judge. The difference between the two is what the
+// windowed rules cost a scrape. The scrapes run on the sampler's clock, within half the sample
+// interval of the latest reading: they record nothing.
 void EthtoolAndHealth(benchmark::State& state, int samples) {
   const rail::sysfs::RootedFilesystem dumps(kTree + "/ethtool");
   const rail::nic::DumpStatisticsSource from(dumps);
@@ -110,9 +112,9 @@ void EthtoolAndHealth(benchmark::State& state, int samples) {
   sources.inventory.sys = &sys;
   sources.inventory.proc = &proc;
   sources.inventory.nic_statistics = &statistics;
-  sources.health.observe_fabric = false;
-  const rail::collectors::CollectorSet set(sources, {"ethtool", "health"});
   StepClock clock;
+  sources.health.clock = &clock;
+  const rail::collectors::CollectorSet set(sources, {"ethtool", "health"});
   rail::health::FabricSampler sampler(set.sources().inventory, sources.health.thresholds,
                                       set.sources().health.counter_history, clock);
   for (int i = 0; i < samples; ++i) {

@@ -217,10 +217,8 @@ void Agent::StartCollectors() {
   sources.config_reload = [this] { return LastReload(); };
   health_log_ = std::make_unique<health::HealthLog>();
   sources.health_log = health_log_.get();
-  const bool sampled = config_.health.fabric_sample_interval > base::Duration::zero();
-  sources.health.observe_fabric = !sampled;
   collectors_ = std::make_shared<collectors::CollectorSet>(std::move(sources), options_.collectors);
-  if (sampled) {
+  if (config_.health.fabric_sample_interval > base::Duration::zero()) {
     const auto& selected = collectors_->sources();
     fabric_sampler_ = std::make_unique<health::FabricSampler>(
         selected.inventory, config_.health, selected.health.counter_history, *clock_);

@@ -38,7 +38,7 @@ void ParseFabricHealth(const YAML::Node& node, const std::string& source, health
     out.fabric_window = DurationValue(node["fabric_window"], source, "health.fabric_window");
   }
   if (const auto interval = node["fabric_sample_interval"]) {
-    // 0 turns the agent's own sampling off: the counters are then sampled at each scrape.
+    // 0 turns the agent's own sampling off: the counters are then read by the scrapes alone.
     const bool off = interval.IsScalar() && (interval.Scalar() == "0" || interval.Scalar() == "0s");
     out.fabric_sample_interval =
         off ? base::Duration::zero()

@@ -3,7 +3,8 @@
 namespace rail::collectors {
 
 const health::SnapshotVerdicts& Scrape::Verdicts() {
-  if (!verdicts_) verdicts_ = health::EvaluateSnapshot(inventory_, sources_.health);
+  if (!verdicts_)
+    verdicts_ = health::EvaluateSnapshot(inventory_, sources_.health, readings_before_);
   return *verdicts_;
 }
 

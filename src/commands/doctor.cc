@@ -299,7 +299,8 @@ std::vector<Finding> Diagnose(const DoctorOptions& options) {
   context.own_agent_version = base::GetBuildInfo().version;
   context.own_ucx_version = probe::QueryWorkerUcxVersion(worker);
   context.capabilities = [&capabilities] { return capabilities; };
-  for (const auto& verdict : health::EvaluateSnapshot(snapshot, context).checks) {
+  for (const auto& verdict :
+       health::EvaluateSnapshot(snapshot, context, context.counter_history->Readings()).checks) {
     findings.push_back(FromVerdict(verdict, snapshot));
   }
   SubnetsOfAnotherTree(options.sysfs_root, findings);

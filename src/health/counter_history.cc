@@ -4,19 +4,41 @@
 
 namespace rail::health {
 
+std::uint64_t CounterHistory::Readings() const {
+  std::lock_guard lock(mutex_);
+  return readings_;
+}
+
+std::optional<base::TimePoint> CounterHistory::LatestReadingAt() const {
+  std::lock_guard lock(mutex_);
+  return latest_reading_at_;
+}
+
+bool CounterHistory::Record(std::uint64_t readings_before, base::TimePoint now,
+                            const CounterReading& reading, base::Duration window,
+                            base::Duration spacing) {
+  std::lock_guard lock(mutex_);
+  if (readings_ != readings_before) return false;
+  if (latest_reading_at_ && now - *latest_reading_at_ < spacing) return false;
+  ++readings_;
+  latest_reading_at_ = now;
+  for (const auto& [key, value] : reading) Observe(key, now, value, window);
+  Forget(now, window);
+  return true;
+}
+
+// Called with mutex_ held.
 void CounterHistory::Observe(const std::string& key, base::TimePoint now, std::uint64_t value,
                              base::Duration window) {
-  std::lock_guard lock(mutex_);
   auto& samples = samples_[key];
   if (!samples.empty() && value < samples.back().value) samples.clear();  // reset
   if (!samples.empty() && now <= samples.back().at) {
-    samples.back().value = value;  // the same instant twice (scrape and landing page)
+    samples.back().value = value;  // two readings at one instant (a clock that did not move)
   } else {
     samples.push_back({now, value});
   }
   // Keep one sample at least a window before the latest: the baseline of the next delta.
   while (samples.size() > 2 && samples[1].at <= now - window) samples.pop_front();
-  Forget(now, window);
 }
 
 std::optional<CounterDelta> CounterHistory::Delta(const std::string& key,

@@ -5,7 +5,8 @@
 
 namespace rail::health {
 
-SnapshotVerdicts EvaluateSnapshot(inventory::Snapshot& snapshot, const Context& context) {
+SnapshotVerdicts EvaluateSnapshot(inventory::Snapshot& snapshot, const Context& context,
+                                  std::uint64_t readings_before) {
   SnapshotVerdicts verdicts;
   if (context.interface_addresses) verdicts.addresses = context.interface_addresses();
   if (context.results) verdicts.series = context.results->Snapshot();
@@ -40,7 +41,8 @@ SnapshotVerdicts EvaluateSnapshot(inventory::Snapshot& snapshot, const Context& 
   const base::Clock& clock = context.clock ? *context.clock : base::SystemClock();
   inputs.now = clock.Now();
   if (context.counter_history) {
-    if (context.observe_fabric) detail::ObserveFabric(inputs, inputs.now, *context.counter_history);
+    detail::ObserveFabric(inputs, readings_before, inputs.now,
+                          detail::ScrapeReadingSpacing(context.thresholds), *context.counter_history);
     inputs.history = context.counter_history.get();
   }
   if (snapshot.sources().neighbors) {

@@ -2,6 +2,7 @@
 
 #include <spdlog/fmt/fmt.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include "health/check_helpers.h"
@@ -31,35 +32,44 @@ base::Duration RunSpan(const probe::RailFabricEvidence& evidence) {
 
 }  // namespace
 
-void ObserveFabric(const HealthInputs& inputs, base::TimePoint now, CounterHistory& history) {
-  const auto window = inputs.thresholds.fabric_window;
+bool ObserveFabric(const HealthInputs& inputs, std::uint64_t readings_before, base::TimePoint now,
+                   base::Duration spacing, CounterHistory& history) {
+  // Record() decides; this only spares building a reading it would leave out.
+  if (const auto latest = history.LatestReadingAt(); latest && now - *latest < spacing) {
+    return false;
+  }
+  CounterReading reading;
   if (inputs.fabric != nullptr) {
-    for (const auto& [rail, reading] : *inputs.fabric) {
-      for (const auto& sample : reading.samples) {
-        history.Observe(FabricKey(rail, reading.netdev, sample.source), now, sample.value, window);
+    for (const auto& [rail, fabric] : *inputs.fabric) {
+      for (const auto& sample : fabric.samples) {
+        reading.emplace_back(FabricKey(rail, fabric.netdev, sample.source), sample.value);
       }
     }
   }
   for (const auto& rail : Rails(inputs)) {
     if (const auto* netdev = FindNetDevice(inputs, rail.netdev);
         netdev != nullptr && netdev->carrier_down_count) {
-      history.Observe(CarrierKey(rail.name, rail.netdev), now, *netdev->carrier_down_count, window);
+      reading.emplace_back(CarrierKey(rail.name, rail.netdev), *netdev->carrier_down_count);
     }
     const auto* port = FindPort(inputs, rail);
     if (port == nullptr) continue;
     if (const auto* downed = sysfs::BestPortCounter(*port, kSampledPortCounter);
         downed != nullptr && !downed->saturated) {
-      history.Observe(PortKey(rail.name, "counters", std::string(kSampledPortCounter)), now,
-                      downed->value, window);
+      reading.emplace_back(PortKey(rail.name, "counters", std::string(kSampledPortCounter)),
+                           downed->value);
     }
     for (const std::string_view file : nic::FabricHwCounterFiles()) {
       if (const auto found = port->hw_counters.find(std::string(file));
           found != port->hw_counters.end()) {
-        history.Observe(PortKey(rail.name, "hw_counters", found->first), now, found->second,
-                        window);
+        reading.emplace_back(PortKey(rail.name, "hw_counters", found->first), found->second);
       }
     }
   }
+  return history.Record(readings_before, now, reading, inputs.thresholds.fabric_window, spacing);
+}
+
+base::Duration ScrapeReadingSpacing(const Thresholds& thresholds) {
+  return std::max(base::Duration::zero(), thresholds.fabric_sample_interval / 2);
 }
 
 std::optional<CounterDelta> RailRises::Rise(const nic::FabricReading& reading,

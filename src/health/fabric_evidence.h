@@ -5,6 +5,7 @@
 // of a failing probe_throughput).
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -18,9 +19,19 @@ namespace rail::health::detail {
 // The one counters/ file ObserveFabric records (the hw_counters/ ones: nic::FabricHwCounterFiles).
 inline constexpr std::string_view kSampledPortCounter = "link_downed";
 
-// Records this scrape's counters of every rail: the NIC's allow-listed ethtool statistics, the
-// netdevs' carrier_down_count, the IB port's link_downed and the RDMA hw_counters the checks read.
-void ObserveFabric(const HealthInputs& inputs, base::TimePoint now, CounterHistory& history);
+// Records one reading of every rail's counters, as `inputs` hold them, at `now`: the NIC's
+// allow-listed ethtool statistics, the netdevs' carrier_down_count, the IB port's link_downed and
+// the RDMA hw_counters the checks read. `readings_before`: history.Readings() before the reading
+// began; `spacing`: how recent a latest reading leaves this one out (CounterHistory::Record).
+// Returns whether it was recorded.
+bool ObserveFabric(const HealthInputs& inputs, std::uint64_t readings_before, base::TimePoint now,
+                   base::Duration spacing, CounterHistory& history);
+
+// The spacing of a scrape's readings: half health.fabric_sample_interval. A Prometheus scraping at
+// least that often has each scrape record what it read and leaves the fabric sampler nothing to
+// read; one scraping faster, or two replicas a second apart, share one reading, so the history
+// holds at most a window's worth at that spacing. 0 with the interval at 0: every scrape records.
+base::Duration ScrapeReadingSpacing(const Thresholds& thresholds);
 
 // How much a rail's fabric counters rose over some span; nullopt where a counter gives no rise
 // (not read, first sample, just reset). Made by WindowRises or RunRises.

@@ -59,9 +59,11 @@ void FabricSampler::Stop() {
 }
 
 void FabricSampler::SampleOnce() {
+  const auto readings_before = history_->Readings();
   sysfs::ReadErrors errors;  // a scrape counts and logs what fails; a sample only skips it
   inventory::Snapshot snapshot(sources_, errors);
   const auto now = clock_.Now();
+  last_sample_at_ = now;
   if (devices_ && now - discovered_at_ < kRediscoverAfter &&
       sysfs::RereadCounters(*sources_.sys, *devices_, errors)) {
     snapshot.UseDevices(*devices_);
@@ -76,15 +78,28 @@ void FabricSampler::SampleOnce() {
   inputs.net_devices = &snapshot.NetDevices();
   inputs.fabric = &snapshot.Fabric();
   inputs.thresholds = thresholds_;
-  detail::ObserveFabric(inputs, now, *history_);
+  // Due, so no spacing: a scrape's reading since would have put it off.
+  detail::ObserveFabric(inputs, readings_before, now, base::Duration::zero(), *history_);
   samples_.fetch_add(1);
 }
 
-// The wait is the interval itself, not a deadline on the clock: a sample's time is the clock's,
-// and a late or early wake-up only moves when the next one is taken.
+base::Duration FabricSampler::NextSampleIn() const {
+  const auto interval = thresholds_.fabric_sample_interval;
+  if (interval <= base::Duration::zero()) return base::Duration::zero();
+  auto latest = last_sample_at_.load();
+  if (const auto reading = history_->LatestReadingAt()) latest = std::max(latest, *reading);
+  return std::clamp(latest + interval - clock_.Now(), base::Duration::zero(), interval);
+}
+
+// Each wait ends when the next sample is due on the clock, and is looked at again on waking: a
+// scrape's reading meanwhile puts the sample off.
 void FabricSampler::Loop() {
   std::unique_lock lock(mutex_);
-  while (!wake_.wait_for(lock, thresholds_.fabric_sample_interval, [this] { return stopping_; })) {
+  while (!stopping_) {
+    if (const auto wait = NextSampleIn(); wait > base::Duration::zero()) {
+      wake_.wait_for(lock, wait, [this] { return stopping_; });
+      continue;
+    }
     lock.unlock();
     try {
       SampleOnce();

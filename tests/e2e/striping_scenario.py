@@ -70,8 +70,9 @@ BULK_SERIES = ((CAPACITY, MULTI_RAIL), (STRIPED, MULTI_RAIL)) + tuple(
 SCRAPE_INTERVAL_S = 1.0
 ROUND_SLACK_S = 60.0  # a round may end this long after its interval before the scenario gives up
 # No round is read sooner than this after the agent's start: the windowed checks (link_flaps, ...)
-# judge only once the fabric sampler (health.fabric_sample_interval, default 10 s) has two samples,
-# and a first round read before that would lack them in one run and not in another.
+# judge only from the second reading of the counters (the fabric sampler's baseline at start, then
+# the scrapes' own), and a first round read before that would lack them in one run and not in
+# another; 12 s leaves a loaded machine ample time.
 SETTLE_S = 12.0
 
 

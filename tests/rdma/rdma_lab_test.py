@@ -123,9 +123,8 @@ EXPECTED_SERIES = ({("ucx_rtt", rail, size) for rail in RAILS for size in ("8", 
 #   am at 256 KiB: about 50% per rail): 1.
 #   link_flaps (from the virtio netdevs' carrier counters; judged over a window, so from the
 #   second scrape on): 1.
-#   roce_retransmissions (rxe's retransmission, timeout and RNR hw_counters, sampled by the
-#   agent every health.fabric_sample_interval from its start; a verdict from the second sample
-#   on): 1, or 0 with a reason naming the rail's rxe device and a counter that rose: the emulated
+#   roce_retransmissions (rxe's retransmission, timeout and RNR hw_counters, read by the agent
+#   at its start and by every scrape; a verdict from the second reading on): 1, or 0 with a reason naming the rail's rxe device and a counter that rose: the emulated
 #   rails really drop packets when the guests are short of CPU (test 2 saw duplicate_request and
 #   completer_retry_err rise on rxe0 with the machine at load 8), so any step may see a real
 #   retransmission. Test 9 makes rail1 lose packets and judges the check against the kernel.

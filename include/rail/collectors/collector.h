@@ -5,6 +5,7 @@
 #include <prometheus/metric_family.h>
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -62,7 +63,10 @@ struct Sources {
 class Scrape {
  public:
   Scrape(const Sources& sources, sysfs::ReadErrors& errors)
-      : sources_(sources), inventory_(sources.inventory, errors) {}
+      : sources_(sources),
+        inventory_(sources.inventory, errors),
+        readings_before_(sources.health.counter_history ? sources.health.counter_history->Readings()
+                                                        : 0) {}
 
   const std::vector<sysfs::InfinibandDevice>& Devices() { return inventory_.Devices(); }
   const std::vector<inventory::Rail>& Rails() { return inventory_.Rails(); }
@@ -85,6 +89,8 @@ class Scrape {
  private:
   const Sources& sources_;
   inventory::Snapshot inventory_;
+  // The counter history's readings before this scrape read anything (health::EvaluateSnapshot).
+  std::uint64_t readings_before_;
   std::optional<health::SnapshotVerdicts> verdicts_;
 };
 

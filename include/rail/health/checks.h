@@ -66,10 +66,13 @@ struct Thresholds {
   // global_pause, roce_congestion_control, roce_drops, roce_retransmissions, port_discards,
   // host_receive_starvation, link_flaps, link_errors) look at what rose within this window.
   base::Duration fabric_window = std::chrono::minutes(5);
-  // health.fabric_sample_interval ("10s"): how often the agent samples those counters itself,
-  // from a baseline at start, whoever scrapes and however often; 0 samples at each scrape
-  // instead. One `ethtool -S` costs mlx5 a few firmware commands (docs/nic-statistics.md).
-  base::Duration fabric_sample_interval = std::chrono::seconds(10);
+  // health.fabric_sample_interval ("25s"): the longest those counters go unread. The agent reads
+  // them at start (the baseline) and whenever neither a scrape nor itself read them for this
+  // long, whoever scrapes and however often; 0: the scrapes' readings alone. Between the usual
+  // scrape intervals of 15 s and 30 s, so that a Prometheus scraping every 15 or 20 s leaves the
+  // agent nothing to read: one `ethtool -S` costs mlx5 a few firmware commands
+  // (docs/nic-statistics.md).
+  base::Duration fabric_sample_interval = std::chrono::seconds(25);
   // health.pfc_pause_max_fraction: a rail held by PFC pause (or pausing its switch) on a priority
   // for more than this share of the window fails pfc_pause.
   double pfc_pause_max_fraction = 0.1;

@@ -8,6 +8,12 @@
 // * The delta runs from the newest sample at least one window before the latest one (else the
 //   oldest kept) to the latest. With scrapes sparser than the window, that is the previous
 //   scrape: the verdict then covers the whole time since it, and its reason says how long.
+// * Counters come in readings (every counter of every rail, read by a scrape or by the fabric
+//   sampler), recorded whole or not at all: of two readings made at once, the one recorded second
+//   may hold older values under a later time, which would look like a reset. So a reading is
+//   recorded only if no other was recorded since it began (Readings() before it read anything),
+//   and only if the latest is at least the reader's spacing old (a fast scraper would otherwise
+//   grow the history by a sample a scrape, for evidence judged over minutes).
 #pragma once
 
 #include <cstdint>
@@ -16,6 +22,8 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "rail/base/clock.h"
 
@@ -26,12 +34,21 @@ struct CounterDelta {
   base::Duration span{};  // time between the two samples
 };
 
+// One reading: each counter's key and value.
+using CounterReading = std::vector<std::pair<std::string, std::uint64_t>>;
+
 class CounterHistory {
  public:
-  // Records `value` of the counter `key` at `now`; drops samples older than needed for `window`,
-  // and counters not seen for ten windows (a rail or priority gone).
-  void Observe(const std::string& key, base::TimePoint now, std::uint64_t value,
-               base::Duration window);
+  // Readings recorded so far; a reader takes it before it reads anything.
+  std::uint64_t Readings() const;
+  // When the latest reading was recorded; nullopt before the first.
+  std::optional<base::TimePoint> LatestReadingAt() const;
+  // Records every counter of `reading` at `now`, unless a reading was recorded after the reader
+  // took `readings_before` (Readings()) or less than `spacing` before `now`; returns whether it
+  // did. Drops samples older than needed for `window`, and counters not seen for ten windows (a
+  // rail or priority gone).
+  bool Record(std::uint64_t readings_before, base::TimePoint now, const CounterReading& reading,
+              base::Duration window, base::Duration spacing);
   // The counter's increase over the window ending at its latest sample, or nullopt (fewer than
   // two samples since it appeared or was reset).
   std::optional<CounterDelta> Delta(const std::string& key, base::Duration window) const;
@@ -41,10 +58,15 @@ class CounterHistory {
     base::TimePoint at;
     std::uint64_t value;
   };
+  void Observe(const std::string& key, base::TimePoint now, std::uint64_t value,
+               base::Duration window);
   void Forget(base::TimePoint now, base::Duration window);
 
-  mutable std::mutex mutex_;  // the scrape and the landing page evaluate from their own threads
+  // The scrapes, the landing page and the fabric sampler read and record from their own threads.
+  mutable std::mutex mutex_;
   std::map<std::string, std::deque<Sample>> samples_;
+  std::uint64_t readings_ = 0;
+  std::optional<base::TimePoint> latest_reading_at_;
   base::TimePoint last_forget_{};
 };
 

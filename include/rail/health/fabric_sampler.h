@@ -1,8 +1,10 @@
 // The fabric checks' evidence on the agent's own cadence: the rails' counters (NIC statistics,
-// carrier_down_count, link_downed, hw_counters) sampled into the counter history every
-// health.fabric_sample_interval from a baseline taken at start, so that what the windowed checks
-// say does not depend on who scrapes or how often (a link that flaps after start and before the
-// first scrape shows on that scrape), and two Prometheus replicas see one verdict.
+// carrier_down_count, link_downed, hw_counters) sampled into the counter history from a baseline
+// taken at start, and again whenever nobody read them for health.fabric_sample_interval, so that
+// what the windowed checks say does not depend on who scrapes or how often (a link that flaps
+// after start and before the first scrape shows on that scrape). Every scrape records what it
+// read into the same history, so a Prometheus scraping more often than the interval leaves the
+// sampler nothing to do: one reading of those files, not two.
 #pragma once
 
 #include <atomic>
@@ -35,13 +37,17 @@ class FabricSampler {
   FabricSampler(const FabricSampler&) = delete;
   FabricSampler& operator=(const FabricSampler&) = delete;
 
-  // Takes the baseline now, then samples every thresholds.fabric_sample_interval on a thread of
-  // its own (none when the interval is 0).
+  // Takes the baseline now, then samples on a thread of its own whenever the history got no
+  // reading for thresholds.fabric_sample_interval (no thread when the interval is 0).
   void Start();
   // Ends the thread; idempotent.
   void Stop();
   // One sample at the clock's now.
   void SampleOnce();
+  // How long until the next sample is due: the interval after the later of the history's latest
+  // reading (a scrape's or a sample's) and the latest sample taken (which a reading made at the
+  // same time may have kept out of the history), on the clock; zero when due.
+  base::Duration NextSampleIn() const;
   // Samples that found the rails afresh (the first, and one every kRediscoverAfter).
   std::uint64_t Discoveries() const { return discoveries_.load(); }
   // Samples taken so far.
@@ -56,6 +62,7 @@ class FabricSampler {
   const base::Clock& clock_;
   std::atomic<std::uint64_t> samples_{0};
   std::atomic<std::uint64_t> discoveries_{0};
+  std::atomic<base::TimePoint> last_sample_at_{base::TimePoint{}};
   // What the last full sample found, and when; used by the sampling thread alone.
   std::optional<std::vector<sysfs::InfinibandDevice>> devices_;
   base::TimePoint discovered_at_{};

@@ -2,6 +2,7 @@
 // landing page all take their verdicts from one evaluation, so they never disagree.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -27,17 +28,13 @@ struct Context {
   // The probe worker's capabilities (WorkerStatus::capabilities, or QueryWorkerCapabilities for
   // `doctor`); empty while unknown.
   std::function<std::optional<probe::WorkerCapabilities>()> capabilities;
-  // The counters' samples across scrapes, for the windowed checks; every copy of a context shares
-  // one history.
+  // The counters' readings across scrapes and the fabric sampler's samples, for the windowed
+  // checks; every copy of a context shares one history.
   std::shared_ptr<CounterHistory> counter_history = std::make_shared<CounterHistory>();
   // Each rail's LLDP neighbours across scrapes (rail_cabling's change verdict); shared likewise.
   std::shared_ptr<NeighborHistory> neighbor_history = std::make_shared<NeighborHistory>();
   // The time of those samples; null: the steady clock.
   const base::Clock* clock = nullptr;
-  // Whether an evaluation samples the counters into the history itself: the default, for doctor
-  // and for an agent whose health.fabric_sample_interval is 0. Off while a FabricSampler feeds
-  // the history, so that the evidence is the same whoever scrapes.
-  bool observe_fabric = true;
 };
 
 // What the checks saw and said, so that a caller showing them reads nothing twice.
@@ -51,8 +48,12 @@ struct SnapshotVerdicts {
 };
 
 // Evaluates every check on the snapshot's devices, rails, netdevs and bonds, the context's
-// interface addresses and probe results (only current results count). Does not log.
-SnapshotVerdicts EvaluateSnapshot(inventory::Snapshot& snapshot, const Context& context);
+// interface addresses and probe results (only current results count). Does not log. The
+// snapshot's fabric counters become a reading of the context's counter history
+// (CounterHistory::Record), `readings_before` being its Readings() before the snapshot read
+// anything (collectors::Scrape takes it when made).
+SnapshotVerdicts EvaluateSnapshot(inventory::Snapshot& snapshot, const Context& context,
+                                  std::uint64_t readings_before);
 
 // The verdict of `check` about `rail` and `peer`, or nullptr.
 const CheckResult* FindVerdict(const std::vector<CheckResult>& checks, const std::string& check,

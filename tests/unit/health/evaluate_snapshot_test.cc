@@ -19,7 +19,7 @@ struct FixtureHost {
   std::vector<CheckResult> Evaluate(const Context& context = {}) {
     sysfs::ReadErrors errors;
     inventory::Snapshot snapshot(sources, errors);
-    return EvaluateSnapshot(snapshot, context).checks;
+    return EvaluateSnapshot(snapshot, context, context.counter_history->Readings()).checks;
   }
 
   sysfs::RootedFilesystem sys;

@@ -100,7 +100,8 @@ namespace rail::health {
 namespace {
 
 void FabricHost::ObserveFabricForTest(const HealthInputs& inputs) {
-  detail::ObserveFabric(inputs, clock_.Now(), history_);
+  detail::ObserveFabric(inputs, history_.Readings(), clock_.Now(), base::Duration::zero(),
+                          history_);
 }
 
 const Counters kStormFree = {{"tx_pause_storm_warning_events", 4},

@@ -1,6 +1,6 @@
-// The fabric sampler: a baseline at start and samples on its own cadence, so that a link that
-// flaps after the agent started and before anyone scraped shows on the first scrape, and a scrape
-// that does not sample (observe_fabric off) judges the sampler's evidence alone.
+// The fabric sampler: a baseline at start and samples whenever nobody read the counters for its
+// interval, so that a link that flaps after the agent started and before anyone scraped shows on
+// the first scrape; the scrapes' own readings go into the same history and put its samples off.
 #include "rail/health/fabric_sampler.h"
 
 #include <gtest/gtest.h>
@@ -31,21 +31,23 @@ class FabricSamplerTest : public ::testing::Test {
     sources_.proc = &proc_;
     sys_.AddFile(kCarrier, "3\n");
     context_.clock = &clock_;
-    context_.observe_fabric = false;
   }
 
-  // A sampler of sources_ into the scrapes' history; a zero interval: the test takes every sample.
-  std::unique_ptr<FabricSampler> Sampler(base::Duration interval = base::Duration::zero()) {
-    Thresholds thresholds;
-    thresholds.fabric_sample_interval = interval;
-    return std::make_unique<FabricSampler>(sources_, thresholds, context_.counter_history, clock_);
+  // A sampler of sources_ into the scrapes' history on `clock`, with the scrapes' interval; a zero
+  // interval: the test takes every sample, and every scrape records its reading.
+  std::unique_ptr<FabricSampler> Sampler(base::Duration interval = base::Duration::zero(),
+                                         const base::Clock* clock = nullptr) {
+    context_.thresholds.fabric_sample_interval = interval;
+    return std::make_unique<FabricSampler>(sources_, context_.thresholds, context_.counter_history,
+                                           clock ? *clock : clock_);
   }
 
   // A scrape's verdict of `check` on the rail whose netdev flaps, or nullptr.
   std::optional<CheckResult> Verdict(const std::string& check) {
+    const auto readings_before = context_.counter_history->Readings();
     sysfs::ReadErrors errors;
     inventory::Snapshot snapshot(sources_, errors);
-    const auto checks = EvaluateSnapshot(snapshot, context_).checks;
+    const auto checks = EvaluateSnapshot(snapshot, context_, readings_before).checks;
     for (const auto& result : checks) {
       if (result.check == check && result.reason.find("enp1s0f0np0") != std::string::npos) {
         return result;
@@ -69,8 +71,7 @@ TEST_F(FabricSamplerTest, AFlapBeforeTheFirstScrapeShowsOnIt) {
   EXPECT_FALSE(Verdict("link_flaps")) << "one sample: nothing to compare with yet";
   clock_.Advance(10s);
   sys_.AddFile(kCarrier, "6\n");  // down and up three times
-  sampler->SampleOnce();
-  // The first scrape, which samples nothing itself.
+  // The first scrape.
   const auto verdict = Verdict("link_flaps");
   ASSERT_TRUE(verdict);
   EXPECT_FALSE(verdict->ok);
@@ -80,22 +81,51 @@ TEST_F(FabricSamplerTest, AFlapBeforeTheFirstScrapeShowsOnIt) {
       << verdict->reason;
 }
 
-TEST_F(FabricSamplerTest, ScrapesThatDoNotSampleChangeNothing) {
-  auto sampler = Sampler();
-  sampler->Start();
-  clock_.Advance(10s);
-  sampler->SampleOnce();
-  const auto once = Verdict("link_flaps");
-  ASSERT_TRUE(once);
-  EXPECT_TRUE(once->ok);
-  // Scrape after scrape while the counter rises: no sample, no new evidence.
+TEST_F(FabricSamplerTest, AScrapeRecordsWhatItReadAndPutsTheNextSampleOff) {
+  auto sampler = Sampler(10s);
+  sampler->SampleOnce();  // Start() without its thread: the baseline, carrier_down_count 3
+  EXPECT_EQ(sampler->NextSampleIn(), 10s);
+  clock_.Advance(6s);
+  EXPECT_EQ(sampler->NextSampleIn(), 4s);
+  sys_.AddFile(kCarrier, "5\n");
+  const auto verdict = Verdict("link_flaps");  // a scrape's reading at 6 s
+  ASSERT_TRUE(verdict);
+  EXPECT_FALSE(verdict->ok) << "the scrape judged on its own reading";
+  EXPECT_EQ(context_.counter_history->Readings(), 2u);
+  EXPECT_EQ(sampler->NextSampleIn(), 10s) << "nobody needs to read again for the interval";
+  // A scrape within half the interval of the latest reading shares it: no sample a scrape.
+  clock_.Advance(4s);
   sys_.AddFile(kCarrier, "9\n");
-  for (int i = 0; i < 3; ++i) {
-    clock_.Advance(1s);
-    EXPECT_TRUE(Verdict("link_flaps")->ok);
-  }
-  sampler->SampleOnce();
-  EXPECT_FALSE(Verdict("link_flaps")->ok) << "the sampler's next sample sees the flaps";
+  EXPECT_NE(Verdict("link_flaps")->reason.find("2 time(s)"), std::string::npos);
+  EXPECT_EQ(context_.counter_history->Readings(), 2u);
+  EXPECT_EQ(sampler->NextSampleIn(), 6s);
+  clock_.Advance(1s);
+  EXPECT_NE(Verdict("link_flaps")->reason.find("6 time(s)"), std::string::npos)
+      << "half the interval after the latest reading, the scrape's is recorded";
+  EXPECT_EQ(context_.counter_history->Readings(), 3u);
+  EXPECT_EQ(sampler->Samples(), 1u);
+}
+
+// A scrape that read while the sampler's reading was recorded is not recorded: it may hold older
+// values under a later time, which would look like a reset and lose the rise.
+TEST_F(FabricSamplerTest, OfTwoReadingsAtOnceTheSecondIsNotRecorded) {
+  auto sampler = Sampler();
+  sampler->SampleOnce();  // carrier_down_count 3
+  clock_.Advance(10s);
+  sys_.AddFile(kCarrier, "6\n");
+  const auto scrape_began = context_.counter_history->Readings();
+  sysfs::ReadErrors errors;
+  inventory::Snapshot scrape(sources_, errors);
+  scrape.NetDevices();  // the scrape reads 6 ...
+  sys_.AddFile(kCarrier, "7\n");
+  sampler->SampleOnce();  // ... the sampler reads 7 and records it first
+  clock_.Advance(1s);
+  EvaluateSnapshot(scrape, context_, scrape_began);
+  EXPECT_EQ(context_.counter_history->Readings(), 2u) << "the scrape's reading was recorded";
+  const auto rise = context_.counter_history->Delta("carrier_down_count/rocep1s0f0:1/enp1s0f0np0",
+                                                    Thresholds{}.fabric_window);
+  ASSERT_TRUE(rise) << "a reset was seen";
+  EXPECT_EQ(rise->increase, 4.0);
 }
 
 // Passes every call to the fixture tree and remembers which files were read.
@@ -208,8 +238,9 @@ TEST_F(FabricSamplerTest, ACounterThatCannotBeReadAgainFindsTheRailsAgain) {
   EXPECT_EQ(sampler->Discoveries(), 2u) << "what the new discovery found reads again";
 }
 
+// On the system's clock: the thread waits until a sample is due on the sampler's clock.
 TEST_F(FabricSamplerTest, ItsThreadSamplesAndStopsAtOnce) {
-  auto sampler = Sampler(1ms);
+  auto sampler = Sampler(1ms, &base::SystemClock());
   sampler->Start();
   while (sampler->Samples() < 3) std::this_thread::yield();
   sampler->Stop();

@@ -83,7 +83,8 @@ class RealPort {
     inputs.net_devices = &net_devices_;
     inputs.fabric = &fabric_;
     inputs.thresholds = thresholds;
-    detail::ObserveFabric(inputs, clock_.Now(), history_);
+    detail::ObserveFabric(inputs, history_.Readings(), clock_.Now(), base::Duration::zero(),
+                          history_);
     inputs.history = &history_;
     return EvaluateChecks(inputs);
   }
