@@ -235,7 +235,7 @@ def rail_exporter(binary, sysfs, procfs, config, collectors):
 
 
 def measure(exporters, scrapes, warmup, idle_s=1.0, ready_timeout=30.0, background_s=0.0,
-            paced=0, pace_s=1.5):
+            paced=0, pace_s=1.5, cadence_rounds=0):
     """Starts the exporters, warms them up, reads their idle threads and RSS, scrapes them in
     turn `scrapes` times each and stops them. Returns one dict per exporter (same order) and
     the load averages before and after the measured rounds. exporters[0] is the reference for
@@ -245,7 +245,12 @@ def measure(exporters, scrapes, warmup, idle_s=1.0, ready_timeout=30.0, backgrou
     (what it spends on its own: Go's GC, the agent's fabric sampler and GID table refresh), and
     with paced, that many more rounds are scraped pace_s apart: later than the agent's 1 s
     sysfs caches last, as a Prometheus scraping every 15 s finds them. The paced CPU per scrape
-    is the CPU over those rounds less the background rate over their span."""
+    is the CPU over those rounds less the background rate over their span.
+
+    With cadence_rounds, that many rounds 15 s apart follow, each exporter scraped once a round:
+    the CPU per 15 s of a Prometheus scraping every 15 s, measured rather than modelled from the
+    paced and background figures (the agent's scrapes then record the fabric counters they read,
+    and its sampler reads none)."""
     try:
         for exporter, port in zip(exporters, free_ports(len(exporters))):
             exporter.start(port)
@@ -272,17 +277,22 @@ def measure(exporters, scrapes, warmup, idle_s=1.0, ready_timeout=30.0, backgrou
         after = [proc_status(e.pid) for e in exporters]
         background = measure_background(exporters, background_s)
         paced_cpu = measure_paced(exporters, paced, pace_s)
+        cadence_cpu = measure_cadence(exporters, cadence_rounds, CADENCE_S)
     finally:
         for exporter in exporters:
             exporter.stop()
 
     results = []
-    for exporter, before_t, after_t, st_idle, st_after, bg, pc in zip(
-            exporters, cpu_before, cpu_after, idle, after, background, paced_cpu):
+    for exporter, before_t, after_t, st_idle, st_after, bg, pc, cc in zip(
+            exporters, cpu_before, cpu_after, idle, after, background, paced_cpu, cadence_cpu):
+        modelled = per_cadence(paced_per_scrape(pc, bg, paced), bg, CADENCE_S)
         results.append({
             "background_cpu_ms_per_min": bg,
             "paced_cpu_ms_per_scrape": paced_per_scrape(pc, bg, paced),
-            "cpu_ms_per_15s_cadence": per_cadence(paced_per_scrape(pc, bg, paced), bg, 15.0),
+            "cpu_ms_per_15s_cadence_modelled": modelled,
+            "cpu_ms_per_15s_cadence_measured": cc,
+            "cadence_rounds": cadence_rounds,
+            "cpu_ms_per_15s_cadence": cc if cc is not None else modelled,
             "exporter": exporter.label,
             "short": exporter.short,
             "kind": exporter.kind,
@@ -318,6 +328,10 @@ def add_cadence_arguments(parser):
     parser.add_argument("--paced", type=int, default=0,
                         help="rounds scraped --pace seconds apart after the others (default 0)")
     parser.add_argument("--pace", type=float, default=1.5, help="seconds between paced rounds")
+    parser.add_argument("--cadence-rounds", type=int, default=0,
+                        help="rounds 15 s apart, each exporter scraped once a round, after the "
+                             "others: the CPU per 15 s at a 15 s cadence measured (default 0: "
+                             "modelled from --paced and --background)")
 
 
 def measure_background(exporters, seconds):
@@ -345,6 +359,25 @@ def measure_paced(exporters, rounds, pace_s):
     after = [cpu_ns(e.pid) for e in exporters]
     span = time.monotonic() - start
     return [((a - b) / 1e6, span) for a, b in zip(after, before)]
+
+
+# The scrape interval the cadence figures stand for (Prometheus' example configuration's).
+CADENCE_S = 15.0
+
+
+def measure_cadence(exporters, rounds, cadence_s):
+    """CPU ms of each process per round over `rounds` rounds cadence_s apart, each exporter
+    scraped once a round (None when 0): scrape and background work together."""
+    if rounds <= 0:
+        return [None] * len(exporters)
+    start = time.monotonic()
+    before = [cpu_ns(e.pid) for e in exporters]
+    for i in range(rounds):
+        for k in range(len(exporters)):
+            scrape(exporters[(i + k) % len(exporters)].url)
+        time.sleep(max(0.0, start + (i + 1) * cadence_s - time.monotonic()))
+    after = [cpu_ns(e.pid) for e in exporters]
+    return [(a - b) / 1e6 / rounds for a, b in zip(after, before)]
 
 
 def paced_per_scrape(paced, background_per_min, rounds):
@@ -399,13 +432,23 @@ def print_background_table(results):
     reference = results[0].get("cpu_ms_per_15s_cadence")
     if reference is None:
         return
-    print("Between scrapes and at a 15 s cadence (paced scrapes: the 1 s caches expired):\n")
+    rounds = results[0].get("cadence_rounds") or 0
+    how = (f"measured over {rounds} rounds 15 s apart" if rounds else
+           "one paced scrape and 15 s of background")
+    print(f"Between scrapes and at a 15 s cadence (paced scrapes: the 1 s caches expired; CPU per "
+          f"15 s {how}):\n")
     print("| exporter config | background CPU ms/min | paced CPU ms/scrape "
           "| CPU ms per 15 s | ratio |")
     print("|---|---:|---:|---:|---:|")
     for r in results:
         ratio = r["cpu_ms_per_15s_cadence"] / reference if reference else None
-        print(f"| {r['exporter']} | {r['background_cpu_ms_per_min']:.1f} "
-              f"| {r['paced_cpu_ms_per_scrape']:.2f} | {r['cpu_ms_per_15s_cadence']:.2f} "
+        print(f"| {r['exporter']} | {fmt_or_dash(r['background_cpu_ms_per_min'], 1)} "
+              f"| {fmt_or_dash(r['paced_cpu_ms_per_scrape'], 2)} "
+              f"| {r['cpu_ms_per_15s_cadence']:.2f} "
               f"| {'—' if ratio is None else f'{ratio:.2f}'} |")
     print()
+
+
+def fmt_or_dash(value, digits):
+    return "—" if value is None else f"{value:.{digits}f}"
+

@@ -63,7 +63,8 @@ def main():
                   for config in args.configs.split(",") if config.strip()]
     results, load_before, load_after = measure(exporters, scrapes, args.warmup,
                                                background_s=args.background,
-                                               paced=args.paced, pace_s=args.pace)
+                                               paced=args.paced, pace_s=args.pace,
+                                               cadence_rounds=args.cadence_rounds)
     for r in results:
         r["tree"] = tree_name
 

@@ -53,7 +53,8 @@ FIGURES = (
     ("threads_idle", "threads at idle", ""),
     ("series", "series", ""),
 )
-# With --background and --paced: what a process costs per 15 s when scraped every 15 s.
+# With --background and --paced (modelled) or --cadence-rounds (measured): what a process costs per
+# 15 s when scraped every 15 s.
 CADENCE_FIGURE = ("cpu_ms_per_15s_cadence", "CPU per 15 s at a 15 s cadence", "ms")
 
 
@@ -173,7 +174,8 @@ def main():
                           for c in CONFIGS]
             results, load_before, load_after = measure(exporters, args.scrapes, args.warmup,
                                                        background_s=args.background,
-                                                       paced=args.paced, pace_s=args.pace)
+                                                       paced=args.paced, pace_s=args.pace,
+                                                       cadence_rounds=args.cadence_rounds)
             runs[count] = {"tree": generated.stderr.strip(), "load_before": load_before,
                            "load_after": load_after, "results": results}
             print_tables(f"### {count} rails: {args.scrapes} interleaved scrapes per exporter "
@@ -183,7 +185,7 @@ def main():
         if not args.keep_trees:
             shutil.rmtree(workdir, ignore_errors=True)
 
-    cadence = args.background > 0 and args.paced > 0
+    cadence = (args.background > 0 and args.paced > 0) or args.cadence_rounds > 0
     figures = FIGURES + ((CADENCE_FIGURE,) if cadence else ())
     by_exporter = {}
     for count in rails:

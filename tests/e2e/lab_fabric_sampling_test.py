@@ -14,7 +14,7 @@ carrier_down_count and "3 time(s)", and ok on rail 1; two more scrapes from two 
 a reason spans: each replica's scrape may have recorded its own reading).
 
 The same with the sampling off (health.fabric_sample_interval: 0s, the old behaviour: the
-counters are sampled at each scrape): the first scrape reads the same carrier_down_count but has
+counters are read by the scrapes alone): the first scrape reads the same carrier_down_count but has
 nothing to compare it with, so it gives no link_flaps verdict for rail 0 at all. The baseline
 taken at start is what makes the difference.
 
