@@ -15,11 +15,9 @@ std::optional<base::TimePoint> CounterHistory::LatestReadingAt() const {
 }
 
 bool CounterHistory::Record(std::uint64_t readings_before, base::TimePoint now,
-                            const CounterReading& reading, base::Duration window,
-                            base::Duration spacing) {
+                            const CounterReading& reading, base::Duration window) {
   std::lock_guard lock(mutex_);
   if (readings_ != readings_before) return false;
-  if (latest_reading_at_ && now - *latest_reading_at_ < spacing) return false;
   ++readings_;
   latest_reading_at_ = now;
   for (const auto& [key, value] : reading) Observe(key, now, value, window);

@@ -42,7 +42,8 @@ SnapshotVerdicts EvaluateSnapshot(inventory::Snapshot& snapshot, const Context& 
   inputs.now = clock.Now();
   if (context.counter_history) {
     detail::ObserveFabric(inputs, readings_before, inputs.now,
-                          detail::ScrapeReadingSpacing(context.thresholds), *context.counter_history);
+                          detail::ScrapeReadingSpacing(context.thresholds),
+                          *context.counter_history);
     inputs.history = context.counter_history.get();
   }
   if (snapshot.sources().neighbors) {

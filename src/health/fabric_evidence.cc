@@ -34,7 +34,8 @@ base::Duration RunSpan(const probe::RailFabricEvidence& evidence) {
 
 bool ObserveFabric(const HealthInputs& inputs, std::uint64_t readings_before, base::TimePoint now,
                    base::Duration spacing, CounterHistory& history) {
-  // Record() decides; this only spares building a reading it would leave out.
+  // Looked at before the reading is built (a scrape's ~500 keys); a reading recorded since is
+  // caught by Record(), by readings_before.
   if (const auto latest = history.LatestReadingAt(); latest && now - *latest < spacing) {
     return false;
   }
@@ -65,7 +66,7 @@ bool ObserveFabric(const HealthInputs& inputs, std::uint64_t readings_before, ba
       }
     }
   }
-  return history.Record(readings_before, now, reading, inputs.thresholds.fabric_window, spacing);
+  return history.Record(readings_before, now, reading, inputs.thresholds.fabric_window);
 }
 
 base::Duration ScrapeReadingSpacing(const Thresholds& thresholds) {

@@ -22,8 +22,8 @@ inline constexpr std::string_view kSampledPortCounter = "link_downed";
 // Records one reading of every rail's counters, as `inputs` hold them, at `now`: the NIC's
 // allow-listed ethtool statistics, the netdevs' carrier_down_count, the IB port's link_downed and
 // the RDMA hw_counters the checks read. `readings_before`: history.Readings() before the reading
-// began; `spacing`: how recent a latest reading leaves this one out (CounterHistory::Record).
-// Returns whether it was recorded.
+// began (CounterHistory::Record); left out, too, when the history's latest reading is less than
+// `spacing` old. Returns whether it was recorded.
 bool ObserveFabric(const HealthInputs& inputs, std::uint64_t readings_before, base::TimePoint now,
                    base::Duration spacing, CounterHistory& history);
 

@@ -11,9 +11,7 @@
 // * Counters come in readings (every counter of every rail, read by a scrape or by the fabric
 //   sampler), recorded whole or not at all: of two readings made at once, the one recorded second
 //   may hold older values under a later time, which would look like a reset. So a reading is
-//   recorded only if no other was recorded since it began (Readings() before it read anything),
-//   and only if the latest is at least the reader's spacing old (a fast scraper would otherwise
-//   grow the history by a sample a scrape, for evidence judged over minutes).
+//   recorded only if no other was recorded since it began (Readings() before it read anything).
 #pragma once
 
 #include <cstdint>
@@ -44,11 +42,10 @@ class CounterHistory {
   // When the latest reading was recorded; nullopt before the first.
   std::optional<base::TimePoint> LatestReadingAt() const;
   // Records every counter of `reading` at `now`, unless a reading was recorded after the reader
-  // took `readings_before` (Readings()) or less than `spacing` before `now`; returns whether it
-  // did. Drops samples older than needed for `window`, and counters not seen for ten windows (a
-  // rail or priority gone).
+  // took `readings_before` (Readings()); returns whether it did. Drops samples older than needed
+  // for `window`, and counters not seen for ten windows (a rail or priority gone).
   bool Record(std::uint64_t readings_before, base::TimePoint now, const CounterReading& reading,
-              base::Duration window, base::Duration spacing);
+              base::Duration window);
   // The counter's increase over the window ending at its latest sample, or nullopt (fewer than
   // two samples since it appeared or was reset).
   std::optional<CounterDelta> Delta(const std::string& key, base::Duration window) const;

@@ -2,9 +2,9 @@
 // carrier_down_count, link_downed, hw_counters) sampled into the counter history from a baseline
 // taken at start, and again whenever nobody read them for health.fabric_sample_interval, so that
 // what the windowed checks say does not depend on who scrapes or how often (a link that flaps
-// after start and before the first scrape shows on that scrape). Every scrape records what it
-// read into the same history, so a Prometheus scraping more often than the interval leaves the
-// sampler nothing to do: one reading of those files, not two.
+// after start and before the first scrape shows on that scrape). A scrape records what it read
+// into the same history (at most every half interval), so a Prometheus scraping at least that
+// often leaves the sampler nothing to do: one reading of those files, not two.
 #pragma once
 
 #include <atomic>
@@ -45,8 +45,8 @@ class FabricSampler {
   // One sample at the clock's now.
   void SampleOnce();
   // How long until the next sample is due: the interval after the later of the history's latest
-  // reading (a scrape's or a sample's) and the latest sample taken (which a reading made at the
-  // same time may have kept out of the history), on the clock; zero when due.
+  // reading (a scrape's or a sample's) and the latest sample begun (one that failed recorded
+  // nothing, and must not be retried at once), on the clock; zero when due.
   base::Duration NextSampleIn() const;
   // Samples that found the rails afresh (the first, and one every kRediscoverAfter).
   std::uint64_t Discoveries() const { return discoveries_.load(); }

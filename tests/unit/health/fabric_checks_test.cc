@@ -101,7 +101,7 @@ namespace {
 
 void FabricHost::ObserveFabricForTest(const HealthInputs& inputs) {
   detail::ObserveFabric(inputs, history_.Readings(), clock_.Now(), base::Duration::zero(),
-                          history_);
+                        history_);
 }
 
 const Counters kStormFree = {{"tx_pause_storm_warning_events", 4},
