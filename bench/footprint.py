@@ -47,7 +47,7 @@ sys.path.insert(0, os.path.join(REPO, "tests", "e2e"))
 
 import proc_status  # noqa: E402
 from scrape_common import (NODE_EXPORTER, SAME_COLLECTORS, BenchError, Exporter,  # noqa: E402
-                           free_ports, loadavg, scrape)
+                           fmt_or_dash, free_ports, loadavg, scrape)
 
 STATUS_FIELDS = ("Threads", "VmRSS", "RssAnon", "RssFile", "VmHWM")
 WORKER_NAME = b"rail_exporter_probe_worker"
@@ -164,10 +164,6 @@ def ratio(value, reference):
     return value / reference if reference else None
 
 
-def fmt_ratio(value):
-    return "—" if value is None else f"{value:.2f}"
-
-
 # -- (a) idle on a fixture tree ---------------------------------------------------------------
 
 def idle_part(args):
@@ -252,7 +248,7 @@ def print_idle(args, results):
     print("|---|---:|---:|---:|---:|---:|---:|")
     for short in ("node defaults", "node same"):
         ref = node[short]["after"]
-        cells = [fmt_ratio(ratio(rail["after"].get(k, 0), ref.get(k, 0)))
+        cells = [fmt_or_dash(ratio(rail["after"].get(k, 0), ref.get(k, 0)), 2)
                  for k in ("Threads", "VmRSS", "RssAnon", "RssFile", "VmHWM", "Pss")]
         print(f"| {node[short]['label']} | " + " | ".join(cells) + " |")
     print()
@@ -409,8 +405,8 @@ def print_lab(args, lab_results):
               f"| {mib(r['file_median_kib']):.1f} | {mib(r['hwm_kib']):.1f} "
               f"| {mib(r['pss_median_kib']):.1f} "
               f"| {r['threads_median']:.0f} / {r['threads_max']} "
-              f"| {fmt_ratio(ratio(r['rss_median_kib'], ref_d))} "
-              f"| {fmt_ratio(ratio(r['rss_median_kib'], ref_s))} |")
+              f"| {fmt_or_dash(ratio(r['rss_median_kib'], ref_d), 2)} "
+              f"| {fmt_or_dash(ratio(r['rss_median_kib'], ref_s), 2)} |")
     print()
     a, w = procs.get("agent A (probing)"), procs.get("worker of A")
     if a and w and w["samples"]:

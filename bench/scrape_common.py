@@ -285,10 +285,11 @@ def measure(exporters, scrapes, warmup, idle_s=1.0, ready_timeout=30.0, backgrou
     results = []
     for exporter, before_t, after_t, st_idle, st_after, bg, pc, cc in zip(
             exporters, cpu_before, cpu_after, idle, after, background, paced_cpu, cadence_cpu):
-        modelled = per_cadence(paced_per_scrape(pc, bg, paced), bg, CADENCE_S)
+        paced_cpu_ms = paced_per_scrape(pc, bg, paced)
+        modelled = per_cadence(paced_cpu_ms, bg, CADENCE_S)
         results.append({
             "background_cpu_ms_per_min": bg,
-            "paced_cpu_ms_per_scrape": paced_per_scrape(pc, bg, paced),
+            "paced_cpu_ms_per_scrape": paced_cpu_ms,
             "cpu_ms_per_15s_cadence_modelled": modelled,
             "cpu_ms_per_15s_cadence_measured": cc,
             "cadence_rounds": cadence_rounds,
@@ -419,8 +420,7 @@ def print_tables(title, results):
     for r in results:
         if r["kind"] == "node_exporter":
             continue
-        cells = ["—" if r["ratio_to_node_exporter"][k] is None
-                 else f"{r['ratio_to_node_exporter'][k]:.2f}" for k in RATIO_KEYS]
+        cells = [fmt_or_dash(r["ratio_to_node_exporter"][k], 2) for k in RATIO_KEYS]
         print(f"| {r['exporter']} | " + " | ".join(cells) + " |")
     print()
     print_background_table(results)
@@ -444,11 +444,11 @@ def print_background_table(results):
         ratio = r["cpu_ms_per_15s_cadence"] / reference if reference else None
         print(f"| {r['exporter']} | {fmt_or_dash(r['background_cpu_ms_per_min'], 1)} "
               f"| {fmt_or_dash(r['paced_cpu_ms_per_scrape'], 2)} "
-              f"| {r['cpu_ms_per_15s_cadence']:.2f} "
-              f"| {'—' if ratio is None else f'{ratio:.2f}'} |")
+              f"| {r['cpu_ms_per_15s_cadence']:.2f} | {fmt_or_dash(ratio, 2)} |")
     print()
 
 
 def fmt_or_dash(value, digits):
+    """A figure with `digits` decimals, or a dash where there is none."""
     return "—" if value is None else f"{value:.{digits}f}"
 
